@@ -1,0 +1,64 @@
+//! The crate's error type: every fallible path returns one of these, never panics.
+
+use std::fmt;
+
+/// What went wrong, with enough detail to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The caller passed something malformed (wrong length, bad JSON, unknown name).
+    InvalidInput(String),
+    /// The circuit's own synthesis failed (e.g. a missing assignment).
+    Synthesis(String),
+    /// The witness does not satisfy the constraints.
+    Unsatisfied { constraint: usize },
+    /// Parameters do not match the circuit's shape.
+    ParamsMismatch(String),
+    /// The verifying key's delta is the identity (a subverted CRS).
+    IdentityDelta,
+    /// A proof did not verify.
+    VerificationFailed,
+    /// A file could not be read or written.
+    Io(String),
+    /// A PCE file is truncated, corrupt, foreign, or for another circuit/version.
+    BadPceFile(String),
+    /// The circuit is larger than the compact format can hold.
+    TooLarge(String),
+    /// A GPU operation failed or no device is present.
+    Gpu(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidInput(m) => write!(f, "invalid input: {m}"),
+            Error::Synthesis(m) => write!(f, "circuit synthesis failed: {m}"),
+            Error::Unsatisfied { constraint } => {
+                write!(f, "witness does not satisfy constraint {constraint}")
+            }
+            Error::ParamsMismatch(m) => write!(f, "parameters do not match the circuit: {m}"),
+            Error::IdentityDelta => write!(f, "verifying key delta is the identity"),
+            Error::VerificationFailed => write!(f, "proof did not verify"),
+            Error::Io(m) => write!(f, "i/o error: {m}"),
+            Error::BadPceFile(m) => write!(f, "bad PCE file: {m}"),
+            Error::TooLarge(m) => write!(f, "circuit too large: {m}"),
+            Error::Gpu(m) => write!(f, "gpu error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e.to_string())
+    }
+}
+
+impl From<bellperson::SynthesisError> for Error {
+    fn from(e: bellperson::SynthesisError) -> Self {
+        Error::Synthesis(e.to_string())
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

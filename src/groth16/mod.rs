@@ -1,0 +1,132 @@
+//! Groth16 proving from a PCE evaluation, byte-identical to
+//! `bellperson::groth16::create_proof` for the same r and s.
+//!
+//! Notation follows the paper: with `Σa = Σ zᵢ·Aᵢ(τ)` (inputs full, aux by the
+//! A density), likewise `Σb` in G1 and G2, `h` the H-query MSM and `l` the
+//! L-query MSM over aux:
+//!   A = α + Σa + r·δ,   B = β + Σb + s·δ,
+//!   C = s·(Σa) + r·(Σb₁) + r·s·δ + s·α + r·β + h + l.
+
+pub mod cpu;
+pub mod msm;
+pub mod ntt;
+pub mod params;
+
+use std::time::Instant;
+
+use bellperson::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
+use group::prime::PrimeCurveAffine;
+use group::Curve;
+
+use crate::pce::{eval::first_unsatisfied, Abc, Pce};
+use crate::witness::Witness;
+use crate::{Error, Result};
+
+pub use params::{check_shape, dummy_params, read_params};
+
+/// Seconds spent in each proving stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProveTimings {
+    pub h: f64,
+    pub msm_h: f64,
+    pub msm_l: f64,
+    pub msm_a: f64,
+    pub msm_b_g1: f64,
+    pub msm_b_g2: f64,
+    pub assembly: f64,
+}
+
+/// The MSM results a backend produces for one proof.
+#[derive(Debug, Clone, Copy)]
+pub struct ProofParts {
+    /// `Σa`: inputs and aux against the A query.
+    pub a: G1Projective,
+    /// `Σb` in G1 and G2.
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+    /// The H-query MSM over `(a·b − c)/Z`.
+    pub h: G1Projective,
+    /// The L-query MSM over aux.
+    pub l: G1Projective,
+}
+
+/// The selected values of `values` whose bit is set, in order.
+pub(crate) fn select(bits: &crate::pce::Bitmap, values: &[Scalar]) -> Vec<Scalar> {
+    values.iter().enumerate().filter(|(i, _)| bits.get(*i)).map(|(_, v)| *v).collect()
+}
+
+/// Combines the MSM results with the randomisers r, s (constant-time scalar
+/// multiplications; secret r and s never meet a variable-time routine).
+pub fn assemble(
+    vk: &bellperson::groth16::VerifyingKey<Bls12>,
+    p: &ProofParts,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof<Bls12>> {
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(Error::IdentityDelta);
+    }
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + p.a;
+    let g_b = vk.delta_g2 * s + vk.beta_g2 + p.b_g2;
+    let g_c = p.a * s + p.b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + p.h + p.l;
+    Ok(Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() })
+}
+
+/// Proves on the CPU. `abc` is consumed: it dies once H is computed.
+pub fn prove(
+    pce: &Pce,
+    w: &Witness,
+    abc: Abc,
+    params: &Parameters<Bls12>,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof<Bls12>, ProveTimings)> {
+    check_inputs(pce, w, &abc, params)?;
+    let mut t = ProveTimings::default();
+    let parts = cpu::proof_parts(pce, w, abc, params, &mut t)?;
+    let start = Instant::now();
+    let proof = assemble(&params.vk, &parts, r, s)?;
+    t.assembly = start.elapsed().as_secs_f64();
+    Ok((proof, t))
+}
+
+/// Rejects a witness, evaluation or parameter set that does not fit `pce`.
+pub fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
+    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
+        return Err(Error::InvalidInput(format!(
+            "witness has {}+{} variables, the PCE {}+{}",
+            w.inputs.len(),
+            w.aux.len(),
+            pce.num_inputs,
+            pce.num_aux
+        )));
+    }
+    let n = pce.num_constraints();
+    if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n {
+        return Err(Error::InvalidInput(format!("a, b, c must have {n} values")));
+    }
+    check_shape(pce, params)?;
+    match first_unsatisfied(abc) {
+        Some(i) => Err(Error::Unsatisfied { constraint: i }),
+        None => Ok(()),
+    }
+}
+
+/// Verifies with bellperson's verifier; `inputs` excludes the ONE.
+pub fn verify(vk: &bellperson::groth16::VerifyingKey<Bls12>, proof: &Proof<Bls12>, inputs: &[Scalar]) -> Result<()> {
+    let pvk = prepare_verifying_key(vk);
+    match verify_proof(&pvk, proof, inputs) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::VerificationFailed),
+        Err(e) => Err(Error::InvalidInput(format!("verifier: {e}"))),
+    }
+}
+
+/// The 192-byte encoding bellperson writes.
+pub fn proof_bytes(proof: &Proof<Bls12>) -> [u8; 192] {
+    let mut out = [0u8; 192];
+    proof.write(&mut out[..]).expect("a 192-byte buffer holds a proof");
+    out
+}
+

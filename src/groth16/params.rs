@@ -1,0 +1,97 @@
+//! Groth16 parameters: shape checks against a PCE, reading bellperson/Filecoin
+//! `.params` files, and cheap structurally valid (unsound) parameters for tests.
+
+use std::path::Path;
+
+use bellperson::groth16::{Parameters, VerifyingKey};
+use blstrs::{Bls12, G1Affine, G1Projective, G2Projective, Scalar};
+use group::{Curve, Group};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+use crate::pce::Pce;
+use crate::{Error, Result};
+
+/// The lengths every query must have for `pce`.
+pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
+    let d = &pce.density;
+    let checks = [
+        ("h", p.h.len(), pce.domain_size() - 1),
+        ("l", p.l.len(), pce.num_aux),
+        ("a", p.a.len(), pce.num_inputs + d.a_aux.ones),
+        ("b_g1", p.b_g1.len(), d.b_input.ones + d.b_aux.ones),
+        ("b_g2", p.b_g2.len(), d.b_input.ones + d.b_aux.ones),
+        ("vk.ic", p.vk.ic.len(), pce.num_inputs),
+    ];
+    for (name, have, want) in checks {
+        if have != want {
+            return Err(Error::ParamsMismatch(format!(
+                "{name} query has {have} points, the circuit needs {want}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a bellperson `.params` file; `checked` validates every point (slow,
+/// single-threaded in bellperson) — trusted local files can skip it.
+pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+    Parameters::read(std::io::BufReader::with_capacity(1 << 20, f), checked)
+        .map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+}
+
+/// `n` distinct points `base, base + step, base + 2·step, …` in affine form.
+fn progression<G: Curve + Group + Send + Sync>(n: usize, base: G, step: G) -> Vec<G::AffineRepr>
+where
+    G::AffineRepr: Send + Default + Copy,
+{
+    const CHUNK: usize = 1 << 14;
+    let mut out = vec![G::AffineRepr::default(); n];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, part)| {
+        let mut p = base + step * G::Scalar::from((c * CHUNK) as u64);
+        let mut proj = Vec::with_capacity(part.len());
+        for _ in 0..part.len() {
+            proj.push(p);
+            p += step;
+        }
+        G::batch_normalize(&proj, part);
+    });
+    out
+}
+
+/// Parameters of the right shape for `pce`, made of valid curve points with no
+/// trapdoor known to anyone but the seed holder: fine for byte-equality tests
+/// against bellperson's prover, unsound for real use. Proofs made with them
+/// verify only against these same parameters.
+pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut g1 = || G1Projective::random(&mut rng);
+    let (alpha, beta1, delta1, b1, s1) = (g1(), g1(), g1(), g1(), g1());
+    let mut g2 = || G2Projective::random(&mut rng);
+    let (beta2, gamma2, delta2, b2, s2) = (g2(), g2(), g2(), g2(), g2());
+    let d = &pce.density;
+    let nb = d.b_input.ones + d.b_aux.ones;
+    let g1s = |n: usize, k: u64| -> Vec<G1Affine> {
+        progression(n, b1 * Scalar::from(k), s1 + G1Projective::generator() * Scalar::from(k))
+    };
+    Parameters {
+        vk: VerifyingKey {
+            alpha_g1: alpha.to_affine(),
+            beta_g1: beta1.to_affine(),
+            beta_g2: beta2.to_affine(),
+            gamma_g2: gamma2.to_affine(),
+            delta_g1: delta1.to_affine(),
+            delta_g2: delta2.to_affine(),
+            ic: g1s(pce.num_inputs, 1),
+        },
+        h: g1s(pce.domain_size() - 1, 2).into(),
+        l: g1s(pce.num_aux, 3).into(),
+        a: g1s(pce.num_inputs + d.a_aux.ones, 4).into(),
+        b_g1: g1s(nb, 5).into(),
+        b_g2: progression::<G2Projective>(nb, b2, s2).into(),
+    }
+}
+

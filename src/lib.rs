@@ -1,0 +1,20 @@
+//! cuzk: a Groth16 prover for Filecoin-scale circuits.
+//!
+//! The Pre-Compiled Constraint Evaluator (PCE) records a circuit's R1CS matrices
+//! once ([`pce::extract`]); per proof only the witness is computed
+//! ([`witness::Witness::generate`]) and `a = A·z`, `b = B·z`, `c = C·z` come from
+//! sparse products ([`pce::evaluate`]). The Groth16 backends ([`groth16`]) turn
+//! those into proofs byte-identical to `bellperson::groth16::create_proof`.
+
+pub mod circuits;
+pub mod error;
+pub mod groth16;
+pub mod pce;
+pub mod reference;
+pub mod witness;
+
+pub use error::{Error, Result};
+
+/// The scalar field of BLS12-381, as bellperson and blstrs use it.
+pub use blstrs::Scalar;
+#[cfg(feature = "cuda")] pub mod gpu;

@@ -1,0 +1,231 @@
+//! The compact CSR matrix of a PCE.
+//!
+//! One `u32` word per non-zero: the low 30 bits are the column (inputs first,
+//! then aux), the top 2 bits say what the coefficient is. ±1 — 69% of a real
+//! PoRep circuit's non-zeros — cost that one word and no multiplication; any
+//! other coefficient is followed by a second word indexing a dictionary of the
+//! distinct coefficients shared by A, B and C. Row pointers count words.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use blstrs::Scalar;
+
+/// Bits of a word holding the column.
+pub const COL_BITS: u32 = 30;
+/// Largest number of columns (inputs + aux) a PCE can hold.
+pub const MAX_COLS: usize = 1 << COL_BITS;
+/// Mask of the column bits.
+pub const COL_MASK: u32 = (1 << COL_BITS) - 1;
+/// Coefficient tags (the top two bits of a word).
+pub const TAG_PLUS_ONE: u32 = 0;
+pub const TAG_MINUS_ONE: u32 = 1;
+pub const TAG_DICT: u32 = 2;
+
+/// A read-only array that is either owned or a view into a validated, mapped file.
+pub enum Array<T: bytemuck::Pod> {
+    Owned(Vec<T>),
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl<T: bytemuck::Pod> Deref for Array<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Array::Owned(v) => v,
+            // The loader checked bounds and alignment before building this view.
+            Array::Mapped { map, offset, len } => bytemuck::cast_slice(
+                &map[*offset..*offset + *len * std::mem::size_of::<T>()],
+            ),
+        }
+    }
+}
+
+impl<T: bytemuck::Pod> From<Vec<T>> for Array<T> {
+    fn from(v: Vec<T>) -> Self {
+        Array::Owned(v)
+    }
+}
+
+impl<T: bytemuck::Pod> Array<T> {
+    /// Bytes this array holds in anonymous memory (0 for a file view).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Array::Owned(v) => v.capacity() * std::mem::size_of::<T>(),
+            Array::Mapped { .. } => 0,
+        }
+    }
+    /// Bytes of the array's contents, wherever they live.
+    pub fn byte_len(&self) -> usize {
+        self.len() * std::mem::size_of::<T>()
+    }
+}
+
+impl<T: bytemuck::Pod + std::fmt::Debug> std::fmt::Debug for Array<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Array(len {})", self.len())
+    }
+}
+
+/// One of A, B, C in compact CSR form.
+#[derive(Debug)]
+pub struct CsrMatrix {
+    /// `rows + 1` word offsets; row `i` is `words[row_ptr[i]..row_ptr[i + 1]]`.
+    pub row_ptr: Array<u32>,
+    /// Tagged column words, with dictionary indices after `TAG_DICT` words.
+    pub words: Array<u32>,
+    /// Number of non-zero coefficients (≤ words).
+    pub nnz: u64,
+}
+
+impl CsrMatrix {
+    pub fn rows(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+
+    /// The words of row `i`.
+    #[inline(always)]
+    pub fn row(&self, i: usize) -> &[u32] {
+        &self.words[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
+    }
+
+    /// Iterates `(column, coefficient)` of a row, for checks and tests.
+    pub fn row_entries<'a>(
+        &'a self,
+        i: usize,
+        dict: &'a [Scalar],
+    ) -> impl Iterator<Item = (usize, Scalar)> + 'a {
+        let row = self.row(i);
+        let mut k = 0;
+        std::iter::from_fn(move || {
+            let w = *row.get(k)?;
+            k += 1;
+            let col = (w & COL_MASK) as usize;
+            let coeff = match w >> COL_BITS {
+                TAG_PLUS_ONE => Scalar::from(1u64),
+                TAG_MINUS_ONE => -Scalar::from(1u64),
+                _ => {
+                    let d = dict[row[k] as usize];
+                    k += 1;
+                    d
+                }
+            };
+            Some((col, coeff))
+        })
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.row_ptr.heap_bytes() + self.words.heap_bytes()
+    }
+
+    pub fn byte_len(&self) -> usize {
+        self.row_ptr.byte_len() + self.words.byte_len()
+    }
+}
+
+/// A bitmap over variables, with its population count (bellperson's
+/// `DensityTracker` semantics: bit set = the variable appears with a non-zero
+/// coefficient).
+#[derive(Debug)]
+pub struct Bitmap {
+    pub words: Array<u64>,
+    pub len: usize,
+    pub ones: usize,
+}
+
+impl Bitmap {
+    pub fn from_bits(bits: &[bool]) -> Self {
+        let mut words = vec![0u64; bits.len().div_ceil(64)];
+        let mut ones = 0;
+        for (i, &b) in bits.iter().enumerate() {
+            if b {
+                words[i / 64] |= 1 << (i % 64);
+                ones += 1;
+            }
+        }
+        Bitmap { words: words.into(), len: bits.len(), ones }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn to_bits(&self) -> Vec<bool> {
+        (0..self.len).map(|i| self.get(i)).collect()
+    }
+}
+
+/// The three density bitmaps bellperson's prover tracks.
+#[derive(Debug)]
+pub struct Densities {
+    /// Aux variables used in A.
+    pub a_aux: Bitmap,
+    /// Inputs used in B.
+    pub b_input: Bitmap,
+    /// Aux variables used in B.
+    pub b_aux: Bitmap,
+}
+
+/// A circuit's pre-compiled constraint system.
+#[derive(Debug)]
+pub struct Pce {
+    /// Public inputs, the ONE at index 0 included.
+    pub num_inputs: usize,
+    pub num_aux: usize,
+    pub a: CsrMatrix,
+    pub b: CsrMatrix,
+    pub c: CsrMatrix,
+    /// Distinct coefficients other than ±1.
+    pub dict: Vec<Scalar>,
+    pub density: Densities,
+}
+
+impl Pce {
+    /// Constraints, bellperson's `input_i · 0 = 0` rows included.
+    pub fn num_constraints(&self) -> usize {
+        self.a.rows()
+    }
+
+    pub fn nnz(&self) -> u64 {
+        self.a.nnz + self.b.nnz + self.c.nnz
+    }
+
+    /// The evaluation domain: the next power of two ≥ constraints.
+    pub fn domain_size(&self) -> usize {
+        self.num_constraints().next_power_of_two()
+    }
+
+    /// Bytes of the compact form (matrices, dictionary, densities).
+    pub fn byte_len(&self) -> usize {
+        self.a.byte_len()
+            + self.b.byte_len()
+            + self.c.byte_len()
+            + self.dict.len() * 32
+            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
+                .iter()
+                .map(|b| b.words.byte_len())
+                .sum::<usize>()
+    }
+
+    /// Bytes per non-zero, all in.
+    pub fn bytes_per_nnz(&self) -> f64 {
+        self.byte_len() as f64 / self.nnz().max(1) as f64
+    }
+
+    /// Bytes held in anonymous memory (0 for matrices mapped from a file).
+    pub fn heap_bytes(&self) -> usize {
+        self.a.heap_bytes()
+            + self.b.heap_bytes()
+            + self.c.heap_bytes()
+            + self.dict.capacity() * 32
+            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
+                .iter()
+                .map(|b| b.words.heap_bytes())
+                .sum::<usize>()
+    }
+}

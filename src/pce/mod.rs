@@ -1,0 +1,10 @@
+//! The Pre-Compiled Constraint Evaluator: a circuit's A, B, C recorded once in
+//! compact form, evaluated per proof against a fresh witness.
+
+pub mod eval;
+pub mod matrix;
+pub mod record;
+
+pub use eval::{evaluate, Abc};
+pub use matrix::{Bitmap, CsrMatrix, Densities, Pce};
+pub use record::{extract, RecordingCs};

@@ -1,0 +1,135 @@
+//! `WitnessCs`: an alloc-only constraint system producing exactly bellperson's
+//! input and aux assignments. `enforce` is a no-op; it never builds a linear
+//! combination, which is where the PCE path saves most of synthesis.
+
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+use crate::Result;
+
+/// A circuit's assignment: `inputs[0]` is the ONE input.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Witness {
+    pub inputs: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+}
+
+impl Witness {
+    /// Synthesizes `circuit` for its assignment only, the way bellperson's prover
+    /// starts: the ONE input first, then the circuit.
+    pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
+        let mut cs = WitnessCs::new();
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        Ok(cs.0)
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        (self.inputs.capacity() + self.aux.capacity()) * 32
+    }
+}
+
+/// The alloc-only constraint system. It starts empty (like bellperson's
+/// `ProvingAssignment`) so sub-circuits made with `new()` for `extend` allocate
+/// their own temporary ONE, which `extend` drops.
+pub struct WitnessCs(Witness);
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn new() -> Self {
+        WitnessCs(Witness::default())
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.0.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.0.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    fn extend(&mut self, other: &Self) {
+        self.0.inputs.extend(other.0.inputs.iter().skip(1));
+        self.0.aux.extend(&other.0.aux);
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.0.inputs.extend(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.0.aux.extend(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let (i, j) = (self.0.aux.len(), self.0.inputs.len());
+        self.0.aux.resize(i + aux_n, Scalar::ZERO);
+        self.0.inputs.resize(j + inputs_n, Scalar::ZERO);
+        (&mut self.0.aux[i..], &mut self.0.inputs[j..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        let j = self.0.inputs.len();
+        self.0.inputs.resize(j + n, Scalar::ZERO);
+        &mut self.0.inputs[j..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let i = self.0.aux.len();
+        self.0.aux.resize(i + n, Scalar::ZERO);
+        &mut self.0.aux[i..]
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.0.inputs
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.0.aux
+    }
+}

@@ -1,0 +1,266 @@
+//! The PCE path against bellperson, bit for bit: a, b, c, densities,
+//! assignments, and proofs with fixed r, s; random proofs verify.
+
+mod common;
+
+use bellperson::groth16::{create_random_proof, generate_random_parameters};
+use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
+use blstrs::{Bls12, Scalar};
+use common::*;
+use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
+use cuzk::groth16::{self, dummy_params};
+use cuzk::pce::{evaluate, extract};
+use cuzk::witness::Witness;
+use cuzk::Error;
+use ff::{Field, PrimeField};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+/// A circuit made of the traps: inputs allocated between enforces, zero and
+/// repeated coefficients, large constants, empty linear combinations, an
+/// extensible sub-circuit, and `n_inputs` public inputs.
+#[derive(Clone)]
+struct Traps {
+    n_inputs: usize,
+    x: Option<Scalar>,
+    /// Breaks one constraint when set.
+    corrupt: bool,
+}
+
+fn val(v: Option<Scalar>) -> Result<Scalar, SynthesisError> {
+    v.ok_or(SynthesisError::AssignmentMissing)
+}
+
+/// A sub-circuit with its own input, synthesized into a fresh `CS::new()` and
+/// appended with `extend` (as Filecoin's PoSt does) when the CS allows it.
+fn sub_circuit<CS: ConstraintSystem<Scalar>>(cs: &mut CS, x: Option<Scalar>) -> Result<(), SynthesisError> {
+    let sq = x.map(|x| x.square());
+    let a = cs.alloc(|| "a", || val(x))?;
+    let b = cs.alloc(|| "b", || val(sq))?;
+    cs.enforce(|| "a*a", |lc| lc + a, |lc| lc + a, |lc| lc + b);
+    let inp = cs.alloc_input(|| "child input", || val(sq.map(|s| s + Scalar::ONE)))?;
+    cs.enforce(|| "b+1", |lc| lc + b + CS::one(), |lc| lc + CS::one(), |lc| lc + inp);
+    Ok(())
+}
+
+impl Circuit<Scalar> for Traps {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = self.x;
+        let big = -Scalar::from(2u64).pow_vartime([200u64]);
+        let p_minus_1 = -Scalar::ONE;
+        let v = cs.alloc(|| "v", || val(x))?;
+        // Repeated variable in one LC (merged to 3·v - v = 2v) and a zero coefficient.
+        let two_v = cs.alloc(|| "2v", || val(x.map(|x| x.double())))?;
+        cs.enforce(
+            || "repeat",
+            |lc| lc + v + v + (Scalar::from(3u64), v) - (Scalar::from(3u64), v) + (Scalar::ZERO, two_v),
+            |lc| lc + CS::one(),
+            |lc| lc + two_v,
+        );
+        // A coefficient that cancels to zero: v - v in A.
+        cs.enforce(|| "cancel", |lc| lc + v - v, |lc| lc + v, |lc| lc);
+        // Empty linear combinations: 0 · 0 = 0.
+        cs.enforce(|| "empty", |lc| lc, |lc| lc, |lc| lc);
+        // Inputs allocated between enforces.
+        let mut last = v;
+        for i in 0..self.n_inputs {
+            let value = x.map(|x| x + Scalar::from(i as u64));
+            let inp = cs.alloc_input(|| "input", || val(value))?;
+            let aux = cs.alloc(|| "aux", || val(value.map(|v| v * big)))?;
+            cs.enforce(|| "big", |lc| lc + inp, |lc| lc + (big, CS::one()), |lc| lc + aux);
+            cs.enforce(|| "link", |lc| lc + inp - last, |lc| lc + CS::one(), |lc| lc + (Scalar::from(i as u64), CS::one()) - (if i == 0 { Scalar::ZERO } else { Scalar::from(i as u64 - 1) }, CS::one()));
+            last = inp;
+        }
+        // Large constants: (p−1)·v · 1 = w.
+        let w = cs.alloc(|| "w", || {
+            let w = val(x.map(|x| x * p_minus_1))?;
+            Ok(if self.corrupt { w + Scalar::ONE } else { w })
+        })?;
+        cs.enforce(|| "p-1", |lc| lc + (p_minus_1, v), |lc| lc + CS::one(), |lc| lc + w);
+        // An input used in B, so b_input density has more than the ONE.
+        let lc_sum = LinearCombination::zero() + w + (Scalar::from(7u64), v);
+        let y = cs.alloc(|| "y", || val(x.map(|x| x * p_minus_1 + Scalar::from(7u64) * x)))?;
+        cs.enforce(|| "sum", |_| lc_sum, |lc| lc + CS::one(), |lc| lc + y);
+        if CS::is_extensible() {
+            let mut child = CS::new();
+            child.alloc_input(|| "temp one", || Ok(Scalar::ONE))?;
+            sub_circuit(&mut child, x)?;
+            cs.extend(&child);
+        } else {
+            sub_circuit(cs, x)?;
+        }
+        Ok(())
+    }
+}
+
+fn traps(n_inputs: usize) -> Traps {
+    Traps { n_inputs, x: Some(Scalar::from(0xdead_beefu64)), corrupt: false }
+}
+
+fn blank_traps(n_inputs: usize) -> Traps {
+    Traps { n_inputs, x: None, corrupt: false }
+}
+
+#[test]
+fn traps_match_bellperson() {
+    for n in [0, 1, 40] {
+        let pce = full_parity(&traps(n), Some(blank_traps(n)));
+        assert_eq!(pce.num_inputs, n + 2, "ONE + circuit inputs + child input");
+        assert!(pce.density.b_input.ones >= 1);
+    }
+}
+
+/// A circuit with no public input beyond the ONE.
+#[derive(Clone)]
+struct OnlyOne;
+
+impl Circuit<Scalar> for OnlyOne {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let a = cs.alloc(|| "a", || Ok(Scalar::from(3u64)))?;
+        let b = cs.alloc(|| "b", || Ok(Scalar::from(9u64)))?;
+        cs.enforce(|| "sq", |lc| lc + a, |lc| lc + a, |lc| lc + b);
+        Ok(())
+    }
+}
+
+#[test]
+fn single_input_circuit_matches_bellperson() {
+    let pce = full_parity(&OnlyOne, None);
+    assert_eq!(pce.num_inputs, 1);
+}
+
+#[test]
+fn sha256_chain_matches_bellperson() {
+    for k in [1, 3] {
+        let c = Sha256Chain::random(k, 9);
+        let pce = full_parity(&c, Some(Sha256Chain::blank(k)));
+        assert_eq!(pce.num_constraints(), Sha256Chain::rows(k));
+        // Public inputs from the circuit equal the native SHA-256.
+        let w = Witness::generate(c.clone()).unwrap();
+        assert_eq!(&w.inputs[1..], &c.public_inputs()[..]);
+    }
+    assert_eq!(Sha256Chain::k_for(1 << 20), 39);
+    assert_eq!(Sha256Chain::k_for(1 << 22), 157);
+}
+
+#[test]
+fn mimc_chain_matches_bellperson() {
+    for rounds in [2, 5, 1000] {
+        let c = MimcChain::random(rounds, 3);
+        let pce = full_parity(&c, Some(MimcChain::blank(rounds)));
+        assert_eq!(pce.num_constraints(), MimcChain::rows(rounds));
+        assert!(pce.dict.len() >= rounds, "one dictionary entry per round constant");
+        let w = Witness::generate(c.clone()).unwrap();
+        assert_eq!(&w.inputs[1..], &c.public_inputs()[..]);
+    }
+}
+
+#[test]
+fn compact_form_is_small() {
+    let c = Synthetic::new(Family::Sha256Chain, 1 << 17, 1);
+    let pce = extract(c.blank()).unwrap();
+    let bpn = pce.bytes_per_nnz();
+    assert!(bpn <= 8.0, "{bpn} bytes per non-zero");
+}
+
+/// Random proofs with real (generated) parameters verify; a wrong input does not.
+#[test]
+fn random_proofs_verify() {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let circuits: Vec<(Synthetic, Vec<Scalar>)> = [Family::MimcChain, Family::Sha256Chain]
+        .into_iter()
+        .map(|f| {
+            let c = Synthetic::new(f, 600, 11);
+            let inputs = c.public_inputs();
+            (c, inputs)
+        })
+        .chain([(Synthetic::new(Family::MimcChain, 3000, 12), vec![])])
+        .collect();
+    for (c, _) in &circuits[..2] {
+        let params = generate_random_parameters::<Bls12, _, _>(c.blank(), &mut rng).unwrap();
+        let pce = extract(c.blank()).unwrap();
+        let w = Witness::generate(c.clone()).unwrap();
+        let abc = evaluate(&pce, &w).unwrap();
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let (proof, _) = groth16::prove(&pce, &w, abc, &params, r, s).unwrap();
+        let inputs = c.public_inputs();
+        groth16::verify(&params.vk, &proof, &inputs).expect("valid proof verifies");
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert_eq!(groth16::verify(&params.vk, &proof, &wrong), Err(Error::VerificationFailed));
+        // bellperson's own random proof verifies with our verifier call too.
+        let theirs = create_random_proof(c.clone(), &params, &mut rng).unwrap();
+        groth16::verify(&params.vk, &theirs, &inputs).unwrap();
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let c = traps(2);
+    let pce = extract(c.clone()).unwrap();
+    let w = Witness::generate(c.clone()).unwrap();
+    // A witness of the wrong length.
+    let mut short = w.clone();
+    short.aux.pop();
+    assert!(matches!(evaluate(&pce, &short), Err(Error::InvalidInput(_))));
+    // Parameters of another circuit's shape.
+    let other = extract(traps(5)).unwrap();
+    let params = dummy_params(&other, 1);
+    let abc = evaluate(&pce, &w).unwrap();
+    let (r, s) = fixed_rs();
+    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::ParamsMismatch(_))));
+    // An unsatisfied witness.
+    let bad = Traps { corrupt: true, ..c };
+    let wb = Witness::generate(bad).unwrap();
+    let abc = evaluate(&pce, &wb).unwrap();
+    let params = dummy_params(&pce, 1);
+    assert!(matches!(groth16::prove(&pce, &wb, abc, &params, r, s), Err(Error::Unsatisfied { .. })));
+    // A circuit whose synthesis fails is an error, not a panic.
+    let missing = Traps { x: None, ..traps(1) };
+    assert!(matches!(Witness::generate(missing), Err(Error::Synthesis(_))));
+    // A truncated abc.
+    let mut abc = evaluate(&pce, &w).unwrap();
+    abc.c.pop();
+    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::InvalidInput(_))));
+}
+
+#[test]
+fn identity_delta_is_refused() {
+    let c = OnlyOne;
+    let pce = extract(c.clone()).unwrap();
+    let mut params = dummy_params(&pce, 3);
+    params.vk.delta_g1 = <blstrs::G1Affine as group::prime::PrimeCurveAffine>::identity();
+    let w = Witness::generate(c).unwrap();
+    let abc = evaluate(&pce, &w).unwrap();
+    let (r, s) = fixed_rs();
+    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::IdentityDelta)));
+}
+
+#[test]
+fn ntt_matches_bellperson_domain() {
+    // H from our NTTs equals bellperson's EvaluationDomain pipeline for a random a, b, c.
+    use bellperson::domain::EvaluationDomain;
+    use ec_gpu_gen::threadpool::Worker;
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    for n in [1usize, 5, 1000, 5000] {
+        let v = |rng: &mut ChaCha20Rng| (0..n).map(|_| Scalar::random(&mut *rng)).collect::<Vec<_>>();
+        let (a, b, c) = (v(&mut rng), v(&mut rng), v(&mut rng));
+        let ours = cuzk::groth16::ntt::compute_h(a.clone(), b.clone(), c.clone()).unwrap();
+        let worker = Worker::new();
+        let mut da = EvaluationDomain::from_coeffs(a).unwrap();
+        let mut db = EvaluationDomain::from_coeffs(b).unwrap();
+        let mut dc = EvaluationDomain::from_coeffs(c).unwrap();
+        for d in [&mut da, &mut db, &mut dc] {
+            d.ifft(&worker, &mut None).unwrap();
+            d.coset_fft(&worker, &mut None).unwrap();
+        }
+        da.mul_assign(&worker, &db);
+        da.sub_assign(&worker, &dc);
+        da.divide_by_z_on_coset(&worker);
+        da.icoset_fft(&worker, &mut None).unwrap();
+        let mut theirs = da.into_coeffs();
+        theirs.pop();
+        assert_eq!(ours, theirs, "n = {n}");
+        let _ = Scalar::S;
+    }
+}
