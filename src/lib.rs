@@ -7,6 +7,7 @@
 //! those into proofs byte-identical to `bellperson::groth16::create_proof`.
 
 pub mod circuits;
+pub mod engine;
 pub mod error;
 pub mod groth16;
 pub mod pce;

@@ -95,3 +95,23 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
     }
 }
 
+
+/// Generates real (sound, randomly trapdoored) parameters for `blank` with
+/// bellperson's generator and writes them to `path` atomically (temp + rename).
+/// Slow: minutes for 2^18 constraints on 2 cores; meant for demos and tests.
+pub fn generate_params<C: bellperson::Circuit<Scalar>>(blank: C, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let params = bellperson::groth16::generate_random_parameters::<Bls12, _, _>(blank, &mut rng)?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        params.write(&mut f)?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Io(format!("{}: {e}", path.display()))
+    })?;
+    Ok(params)
+}

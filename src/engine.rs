@@ -1,0 +1,161 @@
+//! Proving pipelines: witness → SpMV → backend → verify, with per-stage timings.
+
+use std::time::Instant;
+
+use bellperson::groth16::{Parameters, Proof};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar};
+use ff::Field;
+
+use crate::groth16::{self, ProveTimings};
+use crate::pce::{evaluate, Pce};
+use crate::witness::Witness;
+use crate::{Error, Result};
+
+/// Where the H computation and the MSMs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A GPU when one is present, else the CPU.
+    Auto,
+    Cpu,
+    /// The CUDA device with this id.
+    Cuda(u32),
+}
+
+impl Backend {
+    /// Parses `auto`, `cpu`, `cuda` (device 0) or `cuda:N`.
+    pub fn parse(s: &str) -> Result<Backend> {
+        match s {
+            "auto" => Ok(Backend::Auto),
+            "cpu" => Ok(Backend::Cpu),
+            "cuda" => Ok(Backend::Cuda(0)),
+            _ => s
+                .strip_prefix("cuda:")
+                .and_then(|id| id.parse().ok())
+                .map(Backend::Cuda)
+                .ok_or_else(|| Error::InvalidInput(format!("unknown backend {s:?}"))),
+        }
+    }
+}
+
+/// How to prove.
+#[derive(Debug, Clone, Copy)]
+pub struct ProveOptions {
+    pub backend: Backend,
+    /// Verify every proof before returning it (the default).
+    pub verify: bool,
+    /// Fixed (r, s) for reproducible proofs; `None` draws them from the OS.
+    pub randomness: Option<(Scalar, Scalar)>,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions { backend: Backend::Auto, verify: true, randomness: None }
+    }
+}
+
+/// Seconds per stage of one proof.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    pub witness: f64,
+    pub spmv: f64,
+    pub prove: ProveTimings,
+    pub verify: f64,
+    pub total: f64,
+}
+
+fn seconds_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+/// Proves one circuit through the PCE path. `public_inputs` (without the ONE)
+/// is the statement the proof is verified against; when `None`, the witness's
+/// own inputs are used.
+pub fn prove_one<C: Circuit<Scalar>>(
+    pce: &Pce,
+    params: &Parameters<Bls12>,
+    circuit: C,
+    public_inputs: Option<&[Scalar]>,
+    opts: &ProveOptions,
+) -> Result<(Proof<Bls12>, Timings)> {
+    let start = Instant::now();
+    let mut t = Timings::default();
+    let w = Witness::generate(circuit)?;
+    t.witness = seconds_since(start);
+
+    let spmv_start = Instant::now();
+    let abc = evaluate(pce, &w)?;
+    t.spmv = seconds_since(spmv_start);
+
+    let (r, s) = opts.randomness.unwrap_or_else(|| {
+        let mut rng = rand::rngs::OsRng;
+        (Scalar::random(&mut rng), Scalar::random(&mut rng))
+    });
+    let (proof, pt) = match resolve(opts.backend)? {
+        Backend::Cpu => groth16::prove(pce, &w, abc, params, r, s)?,
+        Backend::Cuda(id) => prove_cuda(pce, &w, abc, params, r, s, id)?,
+        Backend::Auto => unreachable!("resolved above"),
+    };
+    t.prove = pt;
+
+    if opts.verify {
+        let verify_start = Instant::now();
+        let inputs = public_inputs.unwrap_or(&w.inputs[1..]);
+        groth16::verify(&params.vk, &proof, inputs)?;
+        t.verify = seconds_since(verify_start);
+    }
+    t.total = seconds_since(start);
+    Ok((proof, t))
+}
+
+/// Picks a concrete backend for `Auto`.
+pub fn resolve(b: Backend) -> Result<Backend> {
+    match b {
+        Backend::Auto if gpu_count() > 0 => Ok(Backend::Cuda(0)),
+        Backend::Auto => Ok(Backend::Cpu),
+        Backend::Cuda(id) if id as usize >= gpu_count() => Err(Error::Gpu(format!(
+            "no CUDA device {id} ({} present{})",
+            gpu_count(),
+            if cfg!(feature = "cuda") { "" } else { "; built without the cuda feature" }
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// CUDA devices usable by this build (0 without the `cuda` feature).
+pub fn gpu_count() -> usize {
+    #[cfg(feature = "cuda")]
+    {
+        crate::gpu::device_count()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        0
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn prove_cuda(
+    pce: &Pce,
+    w: &Witness,
+    abc: crate::pce::Abc,
+    params: &Parameters<Bls12>,
+    r: Scalar,
+    s: Scalar,
+    device: u32,
+) -> Result<(Proof<Bls12>, ProveTimings)> {
+    groth16::cuda::prove(pce, w, abc, params, r, s, device)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn prove_cuda(
+    _: &Pce,
+    _: &Witness,
+    _: crate::pce::Abc,
+    _: &Parameters<Bls12>,
+    _: Scalar,
+    _: Scalar,
+    device: u32,
+) -> Result<(Proof<Bls12>, ProveTimings)> {
+    Err(Error::Gpu(format!("no CUDA device {device}: built without the cuda feature")))
+}
