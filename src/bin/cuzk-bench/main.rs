@@ -1,0 +1,79 @@
+//! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
+//! for machines (keys documented in the README).
+
+mod logcap;
+mod pce_bench;
+mod prove;
+mod report;
+mod synth_only;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use cuzk::circuits::{Family, Synthetic};
+
+#[derive(Parser)]
+#[command(name = "cuzk-bench", version, about = "cuzk benchmarks: PCE vs old path, pipelines, proving")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Command,
+}
+
+/// The circuit every subcommand takes.
+#[derive(Args, Clone)]
+pub struct CircuitArgs {
+    /// sha256-chain | mimc-chain
+    #[arg(long, default_value = "sha256-chain")]
+    pub circuit: String,
+    /// Target constraint count (rows, input rows included); accepts 2^N.
+    #[arg(long, default_value = "2^20", value_parser = parse_size)]
+    pub size: usize,
+    /// Witness seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl CircuitArgs {
+    pub fn instance(&self, seed_offset: u64) -> anyhow_like::Result<Synthetic> {
+        let family = Family::parse(&self.circuit)?;
+        Ok(Synthetic::new(family, self.size, self.seed + seed_offset))
+    }
+}
+
+fn parse_size(s: &str) -> Result<usize, String> {
+    match s.strip_prefix("2^") {
+        Some(e) => e.parse::<u32>().map(|e| 1usize << e).map_err(|e| e.to_string()),
+        None => s.replace('_', "").parse().map_err(|e: std::num::ParseIntError| e.to_string()),
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Old path (bellperson-style synthesis) vs PCE path on one circuit, validated bit for bit.
+    PceBench(pce_bench::Opts),
+    /// Witness generation and SpMV alone, per-phase timings.
+    SynthOnly(synth_only::Opts),
+    /// End-to-end proofs with per-stage timings.
+    Prove(prove::Opts),
+}
+
+/// Errors are printed and turn into a non-zero exit status.
+pub mod anyhow_like {
+    pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Command::PceBench(o) => pce_bench::run(o),
+        Command::SynthOnly(o) => synth_only::run(o),
+        Command::Prove(o) => prove::run(o),
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,205 @@
+//! `pce-bench`: the old path (reference synthesis, as bellperson's prover does
+//! it) against the PCE path (witness + SpMV) on the same circuit. The old
+//! path's results are spilled to a scratch file and dropped before the PCE path
+//! runs, so neither path's memory figures include the other's vectors.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+
+use blstrs::Scalar;
+use clap::Args;
+use cuzk::pce::{evaluate, extract, Pce};
+use cuzk::reference::ReferenceCs;
+use cuzk::witness::Witness;
+use serde_json::json;
+
+use crate::report::{gib, memory_bandwidth, stage, table, write_json};
+use crate::{anyhow_like::Result, CircuitArgs};
+
+#[derive(Args)]
+pub struct Opts {
+    #[command(flatten)]
+    pub c: CircuitArgs,
+    /// Skip the memory-bandwidth measurement.
+    #[arg(long)]
+    pub no_membw: bool,
+}
+
+/// The vectors compared, in spill order.
+const SECTIONS: [&str; 8] = ["a", "b", "c", "inputs", "aux", "a_aux_density", "b_input_density", "b_aux_density"];
+
+enum Vector<'a> {
+    Scalars(&'a [Scalar]),
+    Bits(&'a [bool]),
+}
+
+impl Vector<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Vector::Scalars(v) => v.len(),
+            Vector::Bits(v) => v.len(),
+        }
+    }
+    fn width(&self) -> usize {
+        match self {
+            Vector::Scalars(_) => 32,
+            Vector::Bits(_) => 1,
+        }
+    }
+    fn bytes(&self, i: usize, out: &mut [u8]) {
+        match self {
+            Vector::Scalars(v) => out.copy_from_slice(&v[i].to_bytes_le()),
+            Vector::Bits(v) => out[0] = v[i] as u8,
+        }
+    }
+}
+
+fn spill(path: &PathBuf, vectors: &[Vector]) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let mut buf = [0u8; 32];
+    for v in vectors {
+        w.write_all(&(v.len() as u64).to_le_bytes())?;
+        for i in 0..v.len() {
+            v.bytes(i, &mut buf[..v.width()]);
+            w.write_all(&buf[..v.width()])?;
+        }
+    }
+    w.flush()
+}
+
+/// (section, mismatches, first mismatch index) for every section that differs.
+fn compare(path: &PathBuf, vectors: &[Vector]) -> std::io::Result<Vec<(&'static str, u64, usize)>> {
+    let mut r = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let (mut old, mut new) = ([0u8; 32], [0u8; 32]);
+    let mut diffs = Vec::new();
+    for (name, v) in SECTIONS.iter().zip(vectors) {
+        let mut len = [0u8; 8];
+        r.read_exact(&mut len)?;
+        let old_len = u64::from_le_bytes(len) as usize;
+        if old_len != v.len() {
+            diffs.push((*name, old_len.abs_diff(v.len()) as u64, old_len.min(v.len())));
+        }
+        let (mut count, mut first) = (0u64, usize::MAX);
+        for i in 0..old_len {
+            let w = v.width();
+            r.read_exact(&mut old[..w])?;
+            if i < v.len() {
+                v.bytes(i, &mut new[..w]);
+                if old[..w] != new[..w] {
+                    count += 1;
+                    first = first.min(i);
+                }
+            }
+        }
+        if count > 0 {
+            diffs.push((*name, count, first));
+        }
+    }
+    Ok(diffs)
+}
+
+fn vectors<'a>(
+    abc: &'a cuzk::pce::Abc,
+    w: &'a Witness,
+    densities: &'a [Vec<bool>; 3],
+) -> Vec<Vector<'a>> {
+    vec![
+        Vector::Scalars(&abc.a),
+        Vector::Scalars(&abc.b),
+        Vector::Scalars(&abc.c),
+        Vector::Scalars(&w.inputs),
+        Vector::Scalars(&w.aux),
+        Vector::Bits(&densities[0]),
+        Vector::Bits(&densities[1]),
+        Vector::Bits(&densities[2]),
+    ]
+}
+
+/// Bytes an SpMV pass moves: matrix words and row pointers, one 32-byte witness
+/// read per non-zero, one 32-byte write per row and matrix.
+pub fn spmv_bytes(pce: &Pce) -> u64 {
+    let m = [&pce.a, &pce.b, &pce.c];
+    m.iter().map(|m| (m.words.len() + m.row_ptr.len()) as u64 * 4).sum::<u64>()
+        + 32 * pce.nnz()
+        + 96 * pce.num_constraints() as u64
+}
+
+pub fn run(o: Opts) -> Result<()> {
+    let circuit = o.c.instance(0)?;
+    let spill_path = std::env::temp_dir().join(format!("cuzk-pce-bench-{}.bin", std::process::id()));
+
+    // Old path, then spill and drop its results.
+    let (reference, old_synth_s) = stage("old path: reference synthesis", || ReferenceCs::synthesize(circuit.clone()));
+    let reference = reference?;
+    let old_densities = [reference.a_aux_density.clone(), reference.b_input_density.clone(), reference.b_aux_density.clone()];
+    spill(&spill_path, &vectors(&reference.abc, &reference.witness, &old_densities))?;
+    drop(reference);
+    drop(old_densities);
+
+    let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
+    let pce = pce?;
+    let (w, witness_s) = stage("PCE path: witness", || Witness::generate(circuit.clone()));
+    let w = w?;
+    let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
+    let abc = abc?;
+    let pce_synth_s = witness_s + spmv_s;
+
+    let densities = [pce.density.a_aux.to_bits(), pce.density.b_input.to_bits(), pce.density.b_aux.to_bits()];
+    let diffs = compare(&spill_path, &vectors(&abc, &w, &densities));
+    let _ = std::fs::remove_file(&spill_path);
+    let diffs = diffs?;
+    let mismatches: u64 = diffs.iter().map(|d| d.1).sum();
+    let validated = diffs.is_empty();
+
+    let moved = spmv_bytes(&pce);
+    let spmv_gbs = moved as f64 / spmv_s / 1e9;
+    let membw = if o.no_membw { None } else { Some(stage("memory bandwidth", memory_bandwidth).0 / 1e9) };
+    let speedup = old_synth_s / pce_synth_s;
+
+    let mut rows = vec![
+        ("circuit", format!("{} ({})", o.c.circuit, circuit.circuit_id())),
+        ("constraints", pce.num_constraints().to_string()),
+        ("inputs / aux", format!("{} / {}", pce.num_inputs, pce.num_aux)),
+        ("non-zeros", pce.nnz().to_string()),
+        ("dictionary entries", pce.dict.len().to_string()),
+        ("PCE size", format!("{} ({:.2} B/nnz)", gib(pce.byte_len() as u64), pce.bytes_per_nnz())),
+        ("extraction", format!("{extract_s:.3} s")),
+        ("old path synthesis", format!("{old_synth_s:.3} s")),
+        ("PCE witness", format!("{witness_s:.3} s")),
+        ("PCE SpMV", format!("{spmv_s:.3} s ({spmv_gbs:.2} GB/s moved)")),
+        ("PCE synthesis total", format!("{pce_synth_s:.3} s")),
+        ("speedup", format!("{speedup:.2}x")),
+        ("validated bit for bit", if validated { "yes".into() } else { format!("NO: {diffs:?}") }),
+    ];
+    if let Some(bw) = membw {
+        rows.push(("machine copy bandwidth", format!("{bw:.2} GB/s (SpMV reaches {:.0}%)", 100.0 * spmv_gbs / bw)));
+    }
+    table("pce-bench", &rows);
+    write_json(
+        o.c.json.as_deref(),
+        &json!({
+            "circuit": o.c.circuit,
+            "circuit_id": circuit.circuit_id(),
+            "constraints": pce.num_constraints(),
+            "nnz": pce.nnz(),
+            "pce_bytes": pce.byte_len(),
+            "bytes_per_nnz": pce.bytes_per_nnz(),
+            "extract_s": extract_s,
+            "old_synth_s": old_synth_s,
+            "pce_synth_s": pce_synth_s,
+            "witness_s": witness_s,
+            "spmv_s": spmv_s,
+            "spmv_gb_per_s": spmv_gbs,
+            "memory_bandwidth_gb_per_s": membw,
+            "speedup": speedup,
+            "validated": validated,
+            "mismatches": mismatches,
+            "first_mismatch": diffs.first().map(|d| json!({"vector": d.0, "count": d.1, "index": d.2})),
+        }),
+    )?;
+    if !validated {
+        return Err(format!("PCE path differs from the old path: {diffs:?}").into());
+    }
+    Ok(())
+}
