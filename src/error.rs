@@ -25,6 +25,10 @@ pub enum Error {
     TooLarge(String),
     /// A GPU operation failed or no device is present.
     Gpu(String),
+    /// A request needs more memory than the engine's whole budget.
+    OverBudget(String),
+    /// The request was cancelled before it ran.
+    Cancelled,
 }
 
 impl fmt::Display for Error {
@@ -42,6 +46,8 @@ impl fmt::Display for Error {
             Error::BadPceFile(m) => write!(f, "bad PCE file: {m}"),
             Error::TooLarge(m) => write!(f, "circuit too large: {m}"),
             Error::Gpu(m) => write!(f, "gpu error: {m}"),
+            Error::OverBudget(m) => write!(f, "over the memory budget: {m}"),
+            Error::Cancelled => write!(f, "cancelled"),
         }
     }
 }

@@ -19,7 +19,13 @@ impl Witness {
     /// Synthesizes `circuit` for its assignment only, the way bellperson's prover
     /// starts: the ONE input first, then the circuit.
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
-        let mut cs = WitnessCs::new();
+        Self::generate_sized(circuit, 0, 0)
+    }
+
+    /// As `generate`, with room reserved for `inputs` and `aux` values (known
+    /// from the PCE) so the vectors never reallocate.
+    pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness> {
+        let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;
         Ok(cs.0)

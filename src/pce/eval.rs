@@ -71,8 +71,10 @@ fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
     acc
 }
 
+/// The result has capacity for the whole evaluation domain, so padding it for
+/// the NTTs later never reallocates (and never holds two copies at once).
 fn eval_matrix(m: &CsrMatrix, z: &Z, dict: &[Scalar]) -> Vec<Scalar> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(m.rows().next_power_of_two());
     (0..m.rows())
         .into_par_iter()
         .with_min_len(ROWS_PER_TASK)

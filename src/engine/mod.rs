@@ -1,4 +1,11 @@
-//! Proving pipelines: witness → SpMV → backend → verify, with per-stage timings.
+//! Proving pipelines: witness → SpMV → backend → verify, with per-stage timings,
+//! and the [`Engine`] that runs many of them at once inside a memory budget.
+
+pub mod budget;
+mod pipeline;
+
+pub use budget::{CancelToken, MemoryBudget, Priority, Reservation};
+pub use pipeline::{footprint, BudgetSpec, Engine, EngineConfig, ProofRequest};
 
 use std::time::Instant;
 
@@ -80,32 +87,54 @@ pub fn prove_one<C: Circuit<Scalar>>(
 ) -> Result<(Proof<Bls12>, Timings)> {
     let start = Instant::now();
     let mut t = Timings::default();
-    let w = Witness::generate(circuit)?;
+    let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux)?;
     t.witness = seconds_since(start);
 
     let spmv_start = Instant::now();
     let abc = evaluate(pce, &w)?;
     t.spmv = seconds_since(spmv_start);
 
+    let (proof, pt) = prove_on(resolve(opts.backend)?, pce, &w, abc, params, opts)?;
+    t.prove = pt;
+    verify_into(&mut t, params, &proof, public_inputs.unwrap_or(&w.inputs[1..]), opts)?;
+    t.total = seconds_since(start);
+    Ok((proof, t))
+}
+
+/// Runs the backend stage (H and the MSMs) on a resolved backend.
+fn prove_on(
+    backend: Backend,
+    pce: &Pce,
+    w: &Witness,
+    abc: crate::pce::Abc,
+    params: &Parameters<Bls12>,
+    opts: &ProveOptions,
+) -> Result<(Proof<Bls12>, ProveTimings)> {
     let (r, s) = opts.randomness.unwrap_or_else(|| {
         let mut rng = rand::rngs::OsRng;
         (Scalar::random(&mut rng), Scalar::random(&mut rng))
     });
-    let (proof, pt) = match resolve(opts.backend)? {
-        Backend::Cpu => groth16::prove(pce, &w, abc, params, r, s)?,
-        Backend::Cuda(id) => prove_cuda(pce, &w, abc, params, r, s, id)?,
-        Backend::Auto => unreachable!("resolved above"),
-    };
-    t.prove = pt;
-
-    if opts.verify {
-        let verify_start = Instant::now();
-        let inputs = public_inputs.unwrap_or(&w.inputs[1..]);
-        groth16::verify(&params.vk, &proof, inputs)?;
-        t.verify = seconds_since(verify_start);
+    match backend {
+        Backend::Cpu => groth16::prove(pce, w, abc, params, r, s),
+        Backend::Cuda(id) => prove_cuda(pce, w, abc, params, r, s, id),
+        Backend::Auto => Err(Error::InvalidInput("backend must be resolved first".into())),
     }
-    t.total = seconds_since(start);
-    Ok((proof, t))
+}
+
+/// Verifies when asked to, recording the time.
+fn verify_into(
+    t: &mut Timings,
+    params: &Parameters<Bls12>,
+    proof: &Proof<Bls12>,
+    inputs: &[Scalar],
+    opts: &ProveOptions,
+) -> Result<()> {
+    if opts.verify {
+        let start = Instant::now();
+        groth16::verify(&params.vk, proof, inputs)?;
+        t.verify = seconds_since(start);
+    }
+    Ok(())
 }
 
 /// Picks a concrete backend for `Auto`.

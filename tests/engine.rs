@@ -1,0 +1,173 @@
+//! The engine: admission control inside a memory budget, cancellation,
+//! priorities and many concurrent callers (CPU backend).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::generate_random_parameters;
+use blstrs::Bls12;
+use cuzk::circuits::{Family, Synthetic};
+use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
+use cuzk::pce::extract;
+use cuzk::Error;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn setup() -> (Synthetic, cuzk::pce::Pce, bellperson::groth16::Parameters<Bls12>) {
+    let c = Synthetic::new(Family::MimcChain, 2000, 1);
+    let pce = extract(c.blank()).unwrap();
+    let params = generate_random_parameters::<Bls12, _, _>(c.blank(), &mut ChaCha20Rng::seed_from_u64(1)).unwrap();
+    (c, pce, params)
+}
+
+fn engine(budget: u64, workers: usize) -> Engine {
+    Engine::new(EngineConfig {
+        synthesis_threads: 2,
+        devices: None,
+        workers_per_device: workers,
+        budget: BudgetSpec::Bytes(budget),
+    })
+    .unwrap()
+}
+
+#[test]
+fn many_callers_stay_inside_the_budget_and_verify() {
+    let (c, pce, params) = setup();
+    const K: u64 = 3;
+    let e = engine(K * footprint(&pce), 2);
+    let done = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for i in 0..4 * K {
+            let (e, pce, params, done) = (&e, &pce, &params, &done);
+            let circuit = Synthetic::new(Family::MimcChain, 2000, 100 + i);
+            s.spawn(move || {
+                let inputs = circuit.public_inputs();
+                let (_proof, t) = e
+                    .prove(ProofRequest {
+                        pce,
+                        params,
+                        circuit,
+                        public_inputs: Some(inputs),
+                        opts: ProveOptions { backend: cuzk::engine::Backend::Cpu, ..Default::default() },
+                        priority: (i % 3) as u8,
+                        cancel: CancelToken::new(),
+                    })
+                    .expect("proof verifies");
+                assert!(t.verify > 0.0);
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    assert_eq!(done.load(Ordering::SeqCst), 4 * K);
+    let b = e.budget();
+    assert!(b.peak_used() <= b.total(), "{} > {}", b.peak_used(), b.total());
+    assert!(b.peak_used() >= 2 * footprint(&pce), "requests really overlapped");
+    assert_eq!(b.used(), 0, "every reservation released");
+    let _ = c;
+}
+
+#[test]
+fn a_request_larger_than_the_budget_fails_fast() {
+    let (c, pce, params) = setup();
+    let e = engine(footprint(&pce) - 1, 1);
+    let start = Instant::now();
+    let res = e.prove(ProofRequest {
+        pce: &pce,
+        params: &params,
+        circuit: c,
+        public_inputs: None,
+        opts: ProveOptions::default(),
+        priority: 0,
+        cancel: CancelToken::new(),
+    });
+    assert!(matches!(res, Err(Error::OverBudget(_))), "{res:?}");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn cancel_frees_a_queued_reservation() {
+    let (c, pce, params) = setup();
+    let e = engine(footprint(&pce), 1);
+    // Hold the whole budget so the request queues.
+    let held = e.budget().reserve(footprint(&pce), 0, &CancelToken::new()).unwrap();
+    let cancel = CancelToken::new();
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            e.prove(ProofRequest {
+                pce: &pce,
+                params: &params,
+                circuit: c,
+                public_inputs: None,
+                opts: ProveOptions::default(),
+                priority: 0,
+                cancel: cancel.clone(),
+            })
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        cancel.cancel();
+        assert!(matches!(h.join().unwrap(), Err(Error::Cancelled)));
+    });
+    assert_eq!(e.budget().used(), footprint(&pce), "only the held reservation remains");
+    drop(held);
+    assert_eq!(e.budget().used(), 0);
+}
+
+#[test]
+fn higher_priority_overtakes_queued_requests() {
+    let budget = MemoryBudget::new(10);
+    let held = budget.reserve(10, 0, &CancelToken::new()).unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|s| {
+        for (name, prio, delay) in [("low", 0u8, 0u64), ("high", 9, 50)] {
+            let (budget, order) = (&budget, order.clone());
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_millis(delay));
+                let r = budget.reserve(10, prio, &CancelToken::new()).unwrap();
+                order.lock().unwrap().push(name);
+                std::thread::sleep(Duration::from_millis(20));
+                drop(r);
+            });
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        drop(held);
+    });
+    assert_eq!(*order.lock().unwrap(), vec!["high", "low"]);
+}
+
+#[test]
+fn random_cancels_never_deadlock() {
+    let budget = MemoryBudget::new(100);
+    let start = Instant::now();
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    use rand::Rng;
+    let plans: Vec<(u64, u64, bool, u8)> =
+        (0..200).map(|_| (rng.gen_range(1..=60), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3))).collect();
+    std::thread::scope(|s| {
+        for (bytes, hold_ms, cancel_it, prio) in plans {
+            let budget = &budget;
+            s.spawn(move || {
+                let token = CancelToken::new();
+                if cancel_it {
+                    let t = token.clone();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(Duration::from_millis(hold_ms * 3));
+                        t.cancel();
+                    });
+                }
+                match budget.reserve(bytes, prio, &token) {
+                    Ok(r) => {
+                        assert!(budget.used() <= budget.total());
+                        std::thread::sleep(Duration::from_millis(hold_ms));
+                        drop(r);
+                    }
+                    Err(Error::Cancelled) => {}
+                    Err(e) => panic!("{e}"),
+                }
+            });
+        }
+    });
+    assert_eq!(budget.used(), 0);
+    assert!(budget.peak_used() <= 100);
+    assert!(start.elapsed() < Duration::from_secs(60), "bounded in time");
+}
