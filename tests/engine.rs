@@ -52,6 +52,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
                         opts: ProveOptions { backend: cuzk::engine::Backend::Cpu, ..Default::default() },
                         priority: (i % 3) as u8,
                         cancel: CancelToken::new(),
+                        observer: None,
                     })
                     .expect("proof verifies");
                 assert!(t.verify > 0.0);
@@ -80,6 +81,7 @@ fn a_request_larger_than_the_budget_fails_fast() {
         opts: ProveOptions::default(),
         priority: 0,
         cancel: CancelToken::new(),
+        observer: None,
     });
     assert!(matches!(res, Err(Error::OverBudget(_))), "{res:?}");
     assert!(start.elapsed() < Duration::from_secs(1));
@@ -102,6 +104,7 @@ fn cancel_frees_a_queued_reservation() {
                 opts: ProveOptions::default(),
                 priority: 0,
                 cancel: cancel.clone(),
+                observer: None,
             })
         });
         std::thread::sleep(Duration::from_millis(100));

@@ -5,7 +5,7 @@ pub mod budget;
 mod pipeline;
 
 pub use budget::{CancelToken, MemoryBudget, Priority, Reservation};
-pub use pipeline::{footprint, BudgetSpec, Engine, EngineConfig, ProofRequest};
+pub use pipeline::{footprint, BudgetSpec, Engine, EngineConfig, ProofRequest, Stage};
 
 use std::time::Instant;
 

@@ -101,6 +101,28 @@ pub struct ProofRequest<'a, C> {
     pub opts: ProveOptions,
     pub priority: Priority,
     pub cancel: CancelToken,
+    /// Called after each stage (for benchmarks that sample memory per stage).
+    pub observer: Option<&'a (dyn Fn(Stage) + Sync)>,
+}
+
+/// The stages a proof goes through, as reported to an observer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Witness,
+    Spmv,
+    Prove,
+    Verify,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Witness => "witness",
+            Stage::Spmv => "spmv",
+            Stage::Prove => "prove",
+            Stage::Verify => "verify",
+        }
+    }
 }
 
 pub struct Engine {
@@ -178,7 +200,12 @@ impl Engine {
     /// budget (by priority) and for a worker of the chosen device; a cancel
     /// while waiting returns `Cancelled` and frees the reservation.
     pub fn prove<C: Circuit<Scalar> + Send>(&self, req: ProofRequest<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
-        let ProofRequest { pce, params, circuit, public_inputs, opts, priority, cancel } = req;
+        let ProofRequest { pce, params, circuit, public_inputs, opts, priority, cancel, observer } = req;
+        let notify = |s: Stage| {
+            if let Some(f) = observer {
+                f(s)
+            }
+        };
         let device = self.pick(opts.backend)?;
         let reservation = self.budget.reserve(footprint(pce), priority, &cancel)?;
         let start = Instant::now();
@@ -186,9 +213,11 @@ impl Engine {
         let (w, abc) = self.synthesis.install(|| -> Result<_> {
             let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux)?;
             t.witness = seconds_since(start);
+            notify(Stage::Witness);
             let spmv = Instant::now();
             let abc = evaluate(pce, &w)?;
             t.spmv = seconds_since(spmv);
+            notify(Stage::Spmv);
             Ok((w, abc))
         })?;
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
@@ -199,7 +228,9 @@ impl Engine {
         drop(abc_bytes);
         drop(reservation);
         t.prove = pt;
+        notify(Stage::Prove);
         verify_into(&mut t, params, &proof, public_inputs.as_deref().unwrap_or(&w.inputs[1..]), &opts)?;
+        notify(Stage::Verify);
         t.total = seconds_since(start);
         Ok((proof, t))
     }

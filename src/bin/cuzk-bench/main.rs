@@ -3,6 +3,8 @@
 
 mod logcap;
 mod pce_bench;
+mod pipeline;
+mod plot;
 mod prove;
 mod report;
 mod synth_only;
@@ -58,6 +60,8 @@ enum Command {
     SynthOnly(synth_only::Opts),
     /// End-to-end proofs with per-stage timings.
     Prove(prove::Opts),
+    /// N proofs through J concurrent pipelines with RSS per stage and the predicted peak.
+    PcePipeline(pipeline::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -71,6 +75,7 @@ fn main() {
         Command::PceBench(o) => pce_bench::run(o),
         Command::SynthOnly(o) => synth_only::run(o),
         Command::Prove(o) => prove::run(o),
+        Command::PcePipeline(o) => pipeline::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");

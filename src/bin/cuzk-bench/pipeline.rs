@@ -1,0 +1,264 @@
+//! `pce-pipeline`: N proofs through J concurrent pipelines, with RSS after
+//! every stage, the true peak (VmHWM, reset per phase where the kernel allows),
+//! the per-owner accounting, and the engine's predicted peak beside it.
+//! `--compare-old` first runs bellperson's own prover the same way.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
+use clap::Args;
+use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, ProofRequest, ProveOptions};
+use cuzk::mem;
+use cuzk::pce::extract;
+use serde_json::json;
+
+use crate::report::{gib, table, write_json};
+use crate::{anyhow_like::Result, CircuitArgs};
+
+#[derive(Args)]
+pub struct Opts {
+    #[command(flatten)]
+    pub c: CircuitArgs,
+    /// Proofs.
+    #[arg(short = 'n', default_value_t = 4)]
+    pub n: usize,
+    /// Pipelines at once.
+    #[arg(short = 'j', default_value_t = 2)]
+    pub j: usize,
+    /// Run bellperson's prover the same way first.
+    #[arg(long)]
+    pub compare_old: bool,
+    /// cpu | cuda | cuda:ID | auto
+    #[arg(long, default_value = "cpu")]
+    pub backend: String,
+    /// Parameters file; generated (real, bellperson's generator) if absent.
+    #[arg(long)]
+    pub params: PathBuf,
+    /// Plot RSS over time with stage markers (SVG).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+/// RSS samples and stage markers on one clock.
+struct Timeline {
+    start: Instant,
+    samples: Mutex<Vec<(f64, u64)>>,
+    stages: Mutex<Vec<(String, f64, u64)>>,
+}
+
+impl Timeline {
+    fn mark(&self, label: impl Into<String>) -> u64 {
+        let rss = mem::stats().rss_bytes;
+        self.stages.lock().unwrap().push((label.into(), self.start.elapsed().as_secs_f64(), rss));
+        rss
+    }
+}
+
+/// Resets the peak where allowed; says whether it did.
+fn reset_peak() -> bool {
+    mem::reset_peak().is_ok()
+}
+
+/// Phase results.
+struct Phase {
+    name: &'static str,
+    baseline: u64,
+    peak: u64,
+    after_trim: u64,
+    predicted: Option<u64>,
+    verified: usize,
+    wall_s: f64,
+}
+
+fn load_or_generate(path: &PathBuf, circuit: &cuzk::circuits::Synthetic) -> Result<Parameters<Bls12>> {
+    if path.exists() {
+        return Ok(cuzk::groth16::read_params(path, false)?);
+    }
+    eprintln!("generating parameters into {} (bellperson's generator; slow)", path.display());
+    Ok(cuzk::groth16::params::generate_params(circuit.blank(), path, 1)?)
+}
+
+pub fn run(o: Opts) -> Result<()> {
+    let backend = Backend::parse(&o.backend)?;
+    let circuit = o.c.instance(0)?;
+    let tl = Timeline { start: Instant::now(), samples: Mutex::default(), stages: Mutex::default() };
+    let stop = AtomicBool::new(false);
+    let mut phases = Vec::new();
+    let mut pce_stats = None;
+    std::thread::scope(|s| -> Result<()> {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let rss = mem::stats().rss_bytes;
+                tl.samples.lock().unwrap().push((tl.start.elapsed().as_secs_f64(), rss));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let res = (|| -> Result<()> {
+            mem::trim();
+            tl.mark("start");
+            let params = load_or_generate(&o.params, &circuit)?;
+            tl.mark("params loaded");
+            if o.compare_old {
+                phases.push(old_phase(&o, &tl, &params)?);
+            }
+            let pce = extract(circuit.blank())?;
+            mem::trim();
+            let static_rss = tl.mark("PCE loaded");
+            pce_stats = Some((pce.num_constraints(), footprint(&pce)));
+            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend)?);
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        res
+    })?;
+
+    for p in &phases {
+        let mut rows = vec![
+            ("proofs / pipelines", format!("{} / {}", o.n, o.j)),
+            ("RSS before the first proof", gib(p.baseline)),
+            ("peak RSS (VmHWM)", gib(p.peak)),
+            ("RSS after drop + trim", format!("{} ({:+.2}% vs before)", gib(p.after_trim), 100.0 * (p.after_trim as f64 / p.baseline as f64 - 1.0))),
+            ("proofs verified", format!("{}/{}", p.verified, o.n)),
+            ("wall", format!("{:.2} s ({:.2} proofs/min)", p.wall_s, 60.0 * o.n as f64 / p.wall_s)),
+        ];
+        if let Some(pred) = p.predicted {
+            rows.push(("predicted peak", format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0))));
+        }
+        table(&format!("pce-pipeline: {}", p.name), &rows);
+    }
+    let stages = tl.stages.lock().unwrap().clone();
+    println!("\nRSS per stage:");
+    for (label, t, rss) in &stages {
+        println!("  {t:8.2} s  {:>12}  {label}", gib(*rss));
+    }
+    if let Some(path) = &o.plot {
+        crate::plot::rss_svg(path, &tl.samples.lock().unwrap(), &stages)?;
+        println!("plot: {}", path.display());
+    }
+    let new = phases.last().expect("the PCE phase ran");
+    let phase_json = |p: &Phase| {
+        json!({
+            "baseline_rss_bytes": p.baseline, "peak_rss_bytes": p.peak, "final_rss_bytes": p.after_trim,
+            "predicted_peak_bytes": p.predicted, "proofs_verified": p.verified, "wall_s": p.wall_s,
+        })
+    };
+    let (constraints, fp) = pce_stats.unwrap_or_default();
+    write_json(
+        o.c.json.as_deref(),
+        &json!({
+            "circuit": o.c.circuit,
+            "constraints": constraints,
+            "proofs": o.n,
+            "parallel": o.j,
+            "footprint_bytes": fp,
+            "stages": stages.iter().map(|(l, t, r)| json!({"label": l, "t_s": t, "rss_bytes": r})).collect::<Vec<_>>(),
+            "peak_rss_bytes": new.peak,
+            "baseline_rss_bytes": new.baseline,
+            "final_rss_bytes": new.after_trim,
+            "predicted_peak_bytes": new.predicted,
+            "proofs_verified": new.verified,
+            "peak_reset_supported": mem::peak_reset_supported(),
+            "old": phases.iter().find(|p| p.name == "old").map(phase_json),
+        }),
+    )?;
+    if new.verified != o.n {
+        return Err(format!("only {}/{} proofs verified", new.verified, o.n).into());
+    }
+    Ok(())
+}
+
+/// Runs `o.n` jobs on `o.j` threads; `job(i)` returns whether proof i verified.
+fn run_jobs(o: &Opts, job: impl Fn(usize) -> Result<bool> + Sync) -> Result<(usize, f64)> {
+    let next = AtomicUsize::new(0);
+    let verified = AtomicUsize::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..o.j.max(1))
+            .map(|_| {
+                s.spawn(|| -> Result<()> {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= o.n {
+                            return Ok(());
+                        }
+                        if job(i)? {
+                            verified.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| h.join().map_err(|_| "a pipeline panicked")?)
+    })?;
+    Ok((verified.load(Ordering::SeqCst), start.elapsed().as_secs_f64()))
+}
+
+/// bellperson's own prover (synthesis + proof), J at once.
+fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phase> {
+    mem::trim();
+    reset_peak();
+    let baseline = tl.mark("old: before first proof");
+    let pvk = bellperson::groth16::prepare_verifying_key(&params.vk);
+    let (verified, wall_s) = run_jobs(o, |i| {
+        let c = o.c.instance(i as u64)?;
+        let inputs = c.public_inputs();
+        let proof = bellperson::groth16::create_random_proof(c, params, &mut rand::rngs::OsRng)?;
+        tl.mark(format!("old: proof {i} done"));
+        Ok(bellperson::groth16::verify_proof(&pvk, &proof, &inputs)?)
+    })?;
+    let peak = mem::stats().peak_rss_bytes;
+    tl.mark("old: after drop");
+    mem::trim();
+    let after_trim = tl.mark("old: after trim");
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s })
+}
+
+/// The PCE path through the engine, J pipelines.
+fn new_phase(
+    o: &Opts,
+    tl: &Timeline,
+    params: &Parameters<Bls12>,
+    pce: cuzk::pce::Pce,
+    static_rss: u64,
+    backend: Backend,
+) -> Result<Phase> {
+    let engine = Engine::new(EngineConfig {
+        synthesis_threads: 0,
+        devices: None,
+        workers_per_device: o.j,
+        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce)),
+    })?;
+    mem::trim();
+    reset_peak();
+    let baseline = tl.mark("PCE: before first proof");
+    let predicted = Engine::predicted_peak(static_rss.max(baseline), &pce, o.j);
+    let (verified, wall_s) = run_jobs(o, |i| {
+        let c = o.c.instance(i as u64)?;
+        let inputs = c.public_inputs();
+        let observe = |st: cuzk::engine::Stage| {
+            tl.mark(format!("PCE: proof {i} after {}", st.name()));
+        };
+        let res = engine.prove(ProofRequest {
+            pce: &pce,
+            params,
+            circuit: c,
+            public_inputs: Some(inputs),
+            opts: ProveOptions { backend, verify: true, randomness: None },
+            priority: 0,
+            cancel: CancelToken::new(),
+            observer: Some(&observe),
+        });
+        Ok(res.is_ok())
+    })?;
+    let peak = mem::stats().peak_rss_bytes;
+    drop(engine);
+    drop(pce);
+    tl.mark("PCE: after drop");
+    mem::trim();
+    let after_trim = tl.mark("PCE: after trim");
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s })
+}
