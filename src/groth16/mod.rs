@@ -8,9 +8,12 @@
 //!   C = s·(Σa) + r·(Σb₁) + r·s·δ + s·α + r·β + h + l.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod msm;
 pub mod ntt;
 pub mod params;
+pub mod srs;
 
 use std::time::Instant;
 
@@ -35,6 +38,13 @@ pub struct ProveTimings {
     pub msm_b_g1: f64,
     pub msm_b_g2: f64,
     pub assembly: f64,
+}
+
+impl ProveTimings {
+    /// Seconds of the whole backend stage.
+    pub fn total(&self) -> f64 {
+        self.h + self.msm_h + self.msm_l + self.msm_a + self.msm_b_g1 + self.msm_b_g2 + self.assembly
+    }
 }
 
 /// The MSM results a backend produces for one proof.

@@ -1,6 +1,7 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
 //! for machines (keys documented in the README).
 
+mod gpu_check;
 mod logcap;
 mod pce_bench;
 mod pipeline;
@@ -62,6 +63,8 @@ enum Command {
     Prove(prove::Opts),
     /// N proofs through J concurrent pipelines with RSS per stage and the predicted peak.
     PcePipeline(pipeline::Opts),
+    /// GPU vs CPU proofs byte for byte, and VRAM flatness (device machine).
+    GpuCheck(gpu_check::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -76,6 +79,7 @@ fn main() {
         Command::SynthOnly(o) => synth_only::run(o),
         Command::Prove(o) => prove::run(o),
         Command::PcePipeline(o) => pipeline::run(o),
+        Command::GpuCheck(o) => gpu_check::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");

@@ -1,0 +1,87 @@
+//! `gpu-check`: the GPU backend against the CPU backend, byte for byte, with
+//! fixed (r, s), on every synthetic family at several sizes; VRAM before and
+//! after a run of consecutive proofs. Meant for the device machine.
+
+use blstrs::Scalar;
+use clap::Args;
+use cuzk::circuits::{Family, Synthetic};
+use cuzk::engine::{gpu_count, prove_one, Backend, ProveOptions};
+use cuzk::groth16::{dummy_params, proof_bytes};
+use cuzk::pce::extract;
+use serde_json::json;
+
+use crate::report::{stage, write_json};
+use crate::anyhow_like::Result;
+
+#[derive(Args)]
+pub struct Opts {
+    /// Sizes (rows) to check, e.g. 2^16,2^22.
+    #[arg(long, value_delimiter = ',', value_parser = crate::parse_size, default_value = "2^16,2^20,2^22")]
+    pub sizes: Vec<usize>,
+    /// CUDA device.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// Consecutive GPU proofs for the VRAM-flatness check (on the smallest size).
+    #[arg(long, default_value_t = 50)]
+    pub repeat: usize,
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+#[cfg(feature = "cuda")]
+fn free_vram(device: u32) -> u64 {
+    cuzk::gpu::device_info(device as usize).map(|d| d.free_bytes).unwrap_or(0)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn free_vram(_: u32) -> u64 {
+    0
+}
+
+pub fn run(o: Opts) -> Result<()> {
+    if gpu_count() == 0 {
+        return Err("no CUDA device (or built without --features cuda)".into());
+    }
+    let fixed = (Scalar::from(0x5eedu64), Scalar::from(0xc0ffeeu64));
+    let mut results = Vec::new();
+    let mut all_equal = true;
+    for &size in &o.sizes {
+        for family in Family::ALL {
+            let c = Synthetic::new(family, size, 3);
+            let pce = extract(c.blank())?;
+            let params = dummy_params(&pce, 5);
+            let opts = |backend| ProveOptions { backend, verify: false, randomness: Some(fixed) };
+            let (cpu, _) = stage("cpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cpu)));
+            let cpu = cpu?;
+            let (gpu, _) = stage("gpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cuda(o.device))));
+            let (gpu, tg) = gpu?;
+            let equal = proof_bytes(&cpu.0) == proof_bytes(&gpu);
+            all_equal &= equal;
+            println!(
+                "{:<13} rows {:>9} domain 2^{:<2}  cpu {:>8.3} s  gpu {:>8.3} s (H {:.3}, MSM H {:.3} L {:.3} A {:.3} B1 {:.3} B2 {:.3})  identical: {equal}",
+                family.name(), pce.num_constraints(), pce.domain_size().trailing_zeros(),
+                cpu.1.prove.total(), tg.prove.total(), tg.prove.h, tg.prove.msm_h, tg.prove.msm_l, tg.prove.msm_a, tg.prove.msm_b_g1, tg.prove.msm_b_g2
+            );
+            results.push(json!({"family": family.name(), "rows": pce.num_constraints(), "identical": equal,
+                "cpu_prove_s": cpu.1.prove.total(), "gpu_prove_s": tg.prove.total()}));
+        }
+    }
+    // VRAM flat over consecutive proofs.
+    let c = Synthetic::new(Family::Sha256Chain, o.sizes[0], 4);
+    let pce = extract(c.blank())?;
+    let params = dummy_params(&pce, 6);
+    let opts = ProveOptions { backend: Backend::Cuda(o.device), verify: false, randomness: None };
+    prove_one(&pce, &params, c.clone(), None, &opts)?; // uploads the SRS
+    let before = free_vram(o.device);
+    for _ in 0..o.repeat {
+        prove_one(&pce, &params, c.clone(), None, &opts)?;
+    }
+    let after = free_vram(o.device);
+    println!("VRAM free before/after {} proofs: {before} / {after} bytes (delta {})", o.repeat, before as i64 - after as i64);
+    write_json(o.json.as_deref(), &json!({"checks": results, "all_identical": all_equal,
+        "vram_free_before": before, "vram_free_after": after, "repeat": o.repeat}))?;
+    if !all_equal {
+        return Err("GPU proofs differ from CPU proofs".into());
+    }
+    Ok(())
+}
