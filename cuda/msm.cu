@@ -1,0 +1,151 @@
+// MSM over G1 and G2 with the bases resident on one device.
+//
+// The bases are uploaded once (cuzk_g*_bases_new) and stay until _free: a
+// parameter file's queries are reused by every proof, so they should cross
+// PCIe once per process, not once per proof (supraseal-c2 streams them each
+// time). Each call sizes its own msm_t to the scalars it is given, so a
+// sub-range of a large base set gets the right Pippenger window.
+
+#include "common.cuh"
+#include <ff/bls12-381-fp2.hpp>
+#include <ec/jacobian_t.hpp>
+#include <ec/xyzz_t.hpp>
+
+typedef jacobian_t<fp_t> point_t;       // == blst_p1 (X, Y, Z Montgomery)
+typedef xyzz_t<fp_t> bucket_t;
+typedef bucket_t::affine_t affine_t;    // == blst_p1_affine, inf = (0,0)
+typedef jacobian_t<fp2_t> point_fp2_t;  // == blst_p2
+typedef xyzz_t<fp2_t> bucket_fp2_t;
+typedef bucket_fp2_t::affine_t affine_fp2_t;
+typedef fr_t scalar_t;                  // == blst_fr (Montgomery)
+
+#define SPPARK_DONT_INSTANTIATE_TEMPLATES
+#include <msm/pippenger.cuh>
+
+#include <mutex>
+
+// A device address handed to msm_t::invoke. sppark's own dev_ptr_t yields
+// `affine_t::mem_t*` and the template invoke then recurses instead of
+// reaching the preloaded-points path; this wrapper yields `const T*`.
+template<class T> struct on_device_t {
+    const T* ptr;
+    const T& operator[](size_t i) const { return ptr[i]; }
+};
+template<class T> struct is_device_ptr<on_device_t<T>> {
+    static const bool value{true};
+};
+
+template<class affine_t> struct bases_t {
+    int device_id;
+    size_t npoints;
+    affine_t* d_points;     // same bytes as the host affine points
+};
+
+// One MSM at a time per device: msm_t's kernels are cooperative and use the
+// device's shared flip-flop streams; interleaving two gains nothing.
+static std::mutex msm_lock[64];
+
+template<class affine_t>
+static RustError bases_new(int device_id, const affine_t* points, size_t n,
+                           bases_t<affine_t>** out)
+{
+    *out = nullptr;
+    CUZK_TRY(device_id, {
+        affine_t* d_points = nullptr;
+        CUDA_OK(cudaMalloc(&d_points, (n ? n : 1) * sizeof(affine_t)));
+        try {
+            CUDA_OK(cudaMemcpy(d_points, points, n * sizeof(affine_t),
+                               cudaMemcpyHostToDevice));
+        } catch (...) {
+            (void)cudaFree(d_points);
+            throw;
+        }
+        *out = new bases_t<affine_t>{device_id, n, d_points};
+    })
+}
+
+template<class affine_t>
+static void bases_free(bases_t<affine_t>* bases)
+{
+    if (bases == nullptr)
+        return;
+    int current;
+    if (cudaGetDevice(&current) == cudaSuccess) {
+        try { select_gpu(bases->device_id); } catch (...) {}
+        (void)cudaFree(bases->d_points);
+        (void)cudaSetDevice(current);
+    }
+    delete bases;
+}
+
+template<class bucket_t, class point_t, class affine_t>
+static RustError msm(int device_id, point_t* out, const affine_t* points,
+                     bool resident, size_t n, const scalar_t* scalars)
+{
+    CUZK_TRY(device_id, {
+        out->inf();
+        if (n == 0)
+            return RustError{cudaSuccess};
+        if (n >= ((size_t)1 << 31))
+            return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
+        std::lock_guard<std::mutex> guard(msm_lock[device_id % 64]);
+        msm_t<bucket_t, point_t, affine_t, scalar_t> m{nullptr, n,
+                                                       sizeof(affine_t),
+                                                       device_id};
+        RustError err = resident
+            ? m.invoke(*out, on_device_t<affine_t>{points}, n, scalars, true)
+            : m.invoke(*out, points, n, scalars, true);
+        if (err.code != cudaSuccess)
+            return err;
+    })
+}
+
+template<class bucket_t, class point_t, class affine_t>
+static RustError msm_resident(const bases_t<affine_t>* bases, size_t start,
+                              size_t n, const scalar_t* scalars, point_t* out)
+{
+    if (bases == nullptr)
+        return RustError{-cudaErrorInvalidValue, "cuzk: null bases handle"};
+    if (start > bases->npoints || n > bases->npoints - start)
+        return RustError{-cudaErrorInvalidValue, "cuzk: MSM range out of bounds"};
+    return msm<bucket_t>(bases->device_id, out, bases->d_points + start,
+                         true, n, scalars);
+}
+
+typedef bases_t<affine_t> g1_bases_t;
+typedef bases_t<affine_fp2_t> g2_bases_t;
+
+CUZK_FFI RustError::by_value cuzk_g1_bases_new(int device_id, const affine_t* points,
+                                               size_t n, g1_bases_t** out)
+{   return bases_new(device_id, points, n, out);   }
+
+CUZK_FFI RustError::by_value cuzk_g2_bases_new(int device_id, const affine_fp2_t* points,
+                                               size_t n, g2_bases_t** out)
+{   return bases_new(device_id, points, n, out);   }
+
+CUZK_FFI void cuzk_g1_bases_free(g1_bases_t* bases)
+{   bases_free(bases);   }
+
+CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
+{   bases_free(bases);   }
+
+CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
+                                                  size_t n, const scalar_t* scalars,
+                                                  point_t* out)
+{   return msm_resident<bucket_t>(bases, start, n, scalars, out);   }
+
+CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
+                                                  size_t n, const scalar_t* scalars,
+                                                  point_fp2_t* out)
+{   return msm_resident<bucket_fp2_t>(bases, start, n, scalars, out);   }
+
+// Bases streamed from host memory: the fallback when a query does not fit.
+CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points,
+                                              size_t n, const scalar_t* scalars,
+                                              point_t* out)
+{   return msm<bucket_t>(device_id, out, points, false, n, scalars);   }
+
+CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points,
+                                              size_t n, const scalar_t* scalars,
+                                              point_fp2_t* out)
+{   return msm<bucket_fp2_t>(device_id, out, points, false, n, scalars);   }

@@ -1,0 +1,106 @@
+//! The `extern "C"` surface of `cuda/*.cu` — declared here and nowhere else.
+//!
+//! Points and scalars cross as raw pointers to blstrs values: `blstrs::Scalar`,
+//! `G1Affine`, `G2Affine`, `G1Projective` and `G2Projective` are
+//! `repr(transparent)` over blst's `blst_fr`, `blst_p1_affine`,
+//! `blst_p2_affine`, `blst_p1` and `blst_p2`, i.e. little-endian u64 limbs in
+//! Montgomery form, affine infinity = (0, 0), projective = Jacobian with
+//! Z = 0 at infinity. Those are exactly sppark's host `fr_t`, `Affine_t<fp_t>`,
+//! `Affine_t<fp2_t>`, `jacobian_t<fp_t>` and `jacobian_t<fp2_t>`, so nothing is
+//! re-encoded; the asserts below pin the sizes and alignments this relies on.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use std::ffi::c_void;
+use std::mem::{align_of, size_of};
+
+const _: () = {
+    assert!(size_of::<Scalar>() == 32 && align_of::<Scalar>() == 8);
+    assert!(size_of::<G1Affine>() == 96 && align_of::<G1Affine>() == 8);
+    assert!(size_of::<G2Affine>() == 192 && align_of::<G2Affine>() == 8);
+    assert!(size_of::<G1Projective>() == 144 && align_of::<G1Projective>() == 8);
+    assert!(size_of::<G2Projective>() == 288 && align_of::<G2Projective>() == 8);
+    assert!(size_of::<blst::blst_fr>() == 32);
+    assert!(size_of::<blst::blst_p1_affine>() == 96 && size_of::<blst::blst_p1>() == 144);
+    assert!(size_of::<blst::blst_p2_affine>() == 192 && size_of::<blst::blst_p2>() == 288);
+};
+
+/// Mirrors `cuzk_gpu_info_t` in cuda/device.cu.
+#[repr(C)]
+pub(crate) struct GpuInfoC {
+    pub cuda_id: i32,
+    pub sm_count: i32,
+    pub major: i32,
+    pub minor: i32,
+    pub total_bytes: usize,
+    pub free_bytes: usize,
+    pub name: [u8; 256],
+}
+
+/// `fr_bits_t` in cuda/common.cuh: a field element passed to a kernel by value.
+pub(crate) type FrBits = [u64; 4];
+
+extern "C" {
+    pub(crate) fn cuzk_gpu_count(out: *mut usize) -> sppark::Error;
+    pub(crate) fn cuzk_gpu_info(device_id: i32, out: *mut GpuInfoC) -> sppark::Error;
+
+    pub(crate) fn cuzk_g1_bases_new(
+        device_id: i32,
+        points: *const G1Affine,
+        n: usize,
+        out: *mut *mut c_void,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g2_bases_new(
+        device_id: i32,
+        points: *const G2Affine,
+        n: usize,
+        out: *mut *mut c_void,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g1_bases_free(bases: *mut c_void);
+    pub(crate) fn cuzk_g2_bases_free(bases: *mut c_void);
+    pub(crate) fn cuzk_g1_msm_resident(
+        bases: *const c_void,
+        start: usize,
+        n: usize,
+        scalars: *const Scalar,
+        out: *mut G1Projective,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g2_msm_resident(
+        bases: *const c_void,
+        start: usize,
+        n: usize,
+        scalars: *const Scalar,
+        out: *mut G2Projective,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g1_msm_host(
+        device_id: i32,
+        points: *const G1Affine,
+        n: usize,
+        scalars: *const Scalar,
+        out: *mut G1Projective,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g2_msm_host(
+        device_id: i32,
+        points: *const G2Affine,
+        n: usize,
+        scalars: *const Scalar,
+        out: *mut G2Projective,
+    ) -> sppark::Error;
+
+    pub(crate) fn cuzk_ntt_constants(
+        lg_domain: u32,
+        omega: *mut Scalar,
+        coset_gen: *mut Scalar,
+    ) -> sppark::Error;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_compute_h(
+        device_id: i32,
+        a: *const Scalar,
+        b: *const Scalar,
+        c: *const Scalar,
+        n: usize,
+        lg_domain: u32,
+        z_inv: *const FrBits,
+        out: *mut Scalar,
+        out_len: usize,
+    ) -> sppark::Error;
+}

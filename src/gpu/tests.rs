@@ -1,0 +1,505 @@
+//! GPU-layer tests. Those that need a device print a note and pass when
+//! `device_count() == 0`, so they are harmless on CPU-only machines; the
+//! constants test needs no GPU at all.
+
+use super::*;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use rayon::prelude::*;
+use std::time::Instant;
+
+fn have_gpu(test: &str) -> bool {
+    let n = device_count();
+    if n == 0 {
+        eprintln!("{test}: skipped, no CUDA device");
+    }
+    n > 0
+}
+
+/// Scalars exercising the MSM's special cases: 0, 1 (sppark sums those
+/// separately), −1, small values and uniformly random ones.
+pub(super) fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            2 => -Scalar::ONE,
+            3 => Scalar::from(i as u64),
+            _ => Scalar::random(&mut rng),
+        })
+        .collect()
+}
+
+/// Distinct points cheaply: running sums of a few random points; every
+/// 13th is the identity.
+fn g1_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let steps: Vec<G1Projective> = (0..16).map(|_| G1Projective::random(&mut rng)).collect();
+    let mut acc = G1Projective::random(&mut rng);
+    let proj: Vec<G1Projective> = (0..n)
+        .map(|i| {
+            acc += steps[i % 16];
+            if i % 13 == 5 {
+                G1Projective::identity()
+            } else {
+                acc
+            }
+        })
+        .collect();
+    let mut out = vec![G1Affine::identity(); n];
+    G1Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+fn g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let steps: Vec<G2Projective> = (0..16).map(|_| G2Projective::random(&mut rng)).collect();
+    let mut acc = G2Projective::random(&mut rng);
+    let proj: Vec<G2Projective> = (0..n)
+        .map(|i| {
+            acc += steps[i % 16];
+            if i % 13 == 5 {
+                G2Projective::identity()
+            } else {
+                acc
+            }
+        })
+        .collect();
+    let mut out = vec![G2Affine::identity(); n];
+    G2Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+fn naive_g1(bases: &[G1Affine], s: &[Scalar]) -> G1Projective {
+    bases
+        .par_iter()
+        .zip(s.par_iter())
+        .map(|(p, s)| p.to_curve() * s)
+        .reduce(G1Projective::identity, |a, b| a + b)
+}
+
+fn naive_g2(bases: &[G2Affine], s: &[Scalar]) -> G2Projective {
+    bases
+        .par_iter()
+        .zip(s.par_iter())
+        .map(|(p, s)| p.to_curve() * s)
+        .reduce(G2Projective::identity, |a, b| a + b)
+}
+
+#[test]
+fn ntt_constants_match_blstrs() {
+    // A different omega would interpolate different polynomials and a
+    // different g would shift the coset: either breaks bellperson parity.
+    let mut omega = Scalar::ROOT_OF_UNITY;
+    for lg in (0..=Scalar::S).rev() {
+        let (w, g) = ntt_constants(lg).expect("constants");
+        assert_eq!(w, omega, "omega for 2^{lg}");
+        assert_eq!(g, Scalar::MULTIPLICATIVE_GENERATOR);
+        omega = omega.square();
+    }
+    assert_eq!(Scalar::MULTIPLICATIVE_GENERATOR, Scalar::from(7u64));
+    assert!(ntt_constants(33).is_err());
+}
+
+#[test]
+fn errors_without_device() {
+    let n = device_count();
+    let bases = g1_bases(4, 1);
+    let s = scalars(4, 2);
+    // An id past the last device is an error, never an abort.
+    assert!(ResidentG1::new(n, &bases).is_err());
+    assert!(msm_g1_host(n, &bases, &s).is_err());
+    assert!(compute_h(n, &s, &s, &s, 2).is_err());
+    assert!(device_info(n).is_err());
+    assert_eq!(devices().len(), n);
+    if n == 0 {
+        eprintln!("errors_without_device: no CUDA device, all calls failed cleanly");
+        return;
+    }
+    for d in devices() {
+        eprintln!("device {d:?}");
+        assert!(d.total_bytes > 0 && d.free_bytes <= d.total_bytes);
+    }
+    let r = ResidentG1::new(0, &bases).unwrap();
+    assert!(r.msm(0..5, &scalars(5, 3)).is_err());
+    assert!(r.msm(1..3, &s).is_err());
+    assert!(compute_h(0, &s, &s, &s[..3], 2).is_err());
+    assert!(compute_h(0, &s, &s, &s, 1).is_err());
+    assert!(compute_h(0, &s, &s, &s, 29).is_err());
+}
+
+#[test]
+fn msm_g1_matches_cpu() {
+    if !have_gpu("msm_g1_matches_cpu") {
+        return;
+    }
+    for &n in &[1usize, 2, 31, 100, 1000, 4099, 1 << 13] {
+        let bases = g1_bases(n, n as u64);
+        let s = scalars(n, 7 + n as u64);
+        let want = naive_g1(&bases, &s);
+        let r = ResidentG1::new(0, &bases).unwrap();
+        assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G1 n={n}");
+        assert_eq!(msm_g1_host(0, &bases, &s).unwrap(), want, "streamed G1 n={n}");
+        // A sub-range of the resident bases.
+        let (lo, hi) = (n / 3, n - n / 5);
+        assert_eq!(
+            r.msm(lo..hi, &s[lo..hi]).unwrap(),
+            naive_g1(&bases[lo..hi], &s[lo..hi]),
+            "sub-range G1 n={n}"
+        );
+        assert_eq!(r.msm(lo..lo, &[]).unwrap(), G1Projective::identity());
+        // All-zero and all-one scalars.
+        let zeros = vec![Scalar::ZERO; n];
+        assert_eq!(r.msm(0..n, &zeros).unwrap(), G1Projective::identity());
+        let ones = vec![Scalar::ONE; n];
+        assert_eq!(r.msm(0..n, &ones).unwrap(), naive_g1(&bases, &ones), "ones n={n}");
+    }
+}
+
+#[test]
+fn msm_g2_matches_cpu() {
+    if !have_gpu("msm_g2_matches_cpu") {
+        return;
+    }
+    for &n in &[1usize, 3, 100, 2053, 1 << 12] {
+        let bases = g2_bases(n, 100 + n as u64);
+        let s = scalars(n, 200 + n as u64);
+        let want = naive_g2(&bases, &s);
+        let r = ResidentG2::new(0, &bases).unwrap();
+        assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G2 n={n}");
+        assert_eq!(msm_g2_host(0, &bases, &s).unwrap(), want, "streamed G2 n={n}");
+        let (lo, hi) = (n / 4, n);
+        assert_eq!(
+            r.msm(lo..hi, &s[lo..hi]).unwrap(),
+            naive_g2(&bases[lo..hi], &s[lo..hi]),
+            "sub-range G2 n={n}"
+        );
+    }
+}
+
+// ---- CPU reference for H, step by step as bellperson 0.27's execute_fft
+// with EvaluationDomain (from_coeffs, ifft, coset_fft, mul_assign,
+// sub_assign, divide_by_z_on_coset, icoset_fft). Written out here because
+// bellperson's Worker type lives in ec-gpu-gen, which is not a dependency.
+
+fn bitreverse(mut n: usize, l: u32) -> usize {
+    let mut r = 0;
+    for _ in 0..l {
+        r = (r << 1) | (n & 1);
+        n >>= 1;
+    }
+    r
+}
+
+/// ec-gpu-gen's serial_fft: in-place radix-2 DIT with bit-reversed input.
+fn serial_fft(a: &mut [Scalar], omega: Scalar, log_n: u32) {
+    let n = a.len();
+    assert_eq!(n, 1 << log_n);
+    for k in 0..n {
+        let rk = bitreverse(k, log_n);
+        if k < rk {
+            a.swap(rk, k);
+        }
+    }
+    let mut m = 1;
+    for _ in 0..log_n {
+        let w_m = omega.pow_vartime([(n / (2 * m)) as u64]);
+        let mut k = 0;
+        while k < n {
+            let mut w = Scalar::ONE;
+            for j in 0..m {
+                let mut t = a[k + j + m];
+                t *= w;
+                let mut tmp = a[k + j];
+                tmp -= t;
+                a[k + j + m] = tmp;
+                a[k + j] += t;
+                w *= w_m;
+            }
+            k += 2 * m;
+        }
+        m *= 2;
+    }
+}
+
+fn distribute_powers(a: &mut [Scalar], g: Scalar) {
+    let mut u = Scalar::ONE;
+    for v in a.iter_mut() {
+        *v *= u;
+        u *= g;
+    }
+}
+
+struct Domain {
+    exp: u32,
+    omega: Scalar,
+    omegainv: Scalar,
+    geninv: Scalar,
+    minv: Scalar,
+}
+
+fn domain(n: usize) -> Domain {
+    let (mut m, mut exp) = (1usize, 0u32);
+    while m < n {
+        m *= 2;
+        exp += 1;
+    }
+    let mut omega = Scalar::ROOT_OF_UNITY;
+    for _ in exp..Scalar::S {
+        omega = omega.square();
+    }
+    Domain {
+        exp,
+        omega,
+        omegainv: omega.invert().unwrap(),
+        geninv: Scalar::MULTIPLICATIVE_GENERATOR.invert().unwrap(),
+        minv: Scalar::from(m as u64).invert().unwrap(),
+    }
+}
+
+fn ifft(a: &mut [Scalar], d: &Domain) {
+    serial_fft(a, d.omegainv, d.exp);
+    a.iter_mut().for_each(|v| *v *= d.minv);
+}
+
+fn reference_h(a: &[Scalar], b: &[Scalar], c: &[Scalar], lg: u32) -> Vec<Scalar> {
+    let n = 1usize << lg;
+    let pad = |v: &[Scalar]| {
+        let mut v = v.to_vec();
+        v.resize(n, Scalar::ZERO);
+        v
+    };
+    let (mut a, mut b, mut c) = (pad(a), pad(b), pad(c));
+    let d = domain(n);
+    for v in [&mut a, &mut b, &mut c] {
+        ifft(v, &d);
+        distribute_powers(v, Scalar::MULTIPLICATIVE_GENERATOR);
+        serial_fft(v, d.omega, d.exp);
+    }
+    for i in 0..n {
+        a[i] *= b[i];
+        a[i] -= c[i];
+    }
+    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+    let i = z.invert().unwrap();
+    a.iter_mut().for_each(|v| *v *= i);
+    ifft(&mut a, &d);
+    distribute_powers(&mut a, d.geninv);
+    a.truncate(n - 1);
+    a
+}
+
+fn horner(coeffs: &[Scalar], x: Scalar) -> Scalar {
+    coeffs.iter().rev().fold(Scalar::ZERO, |acc, c| acc * x + c)
+}
+
+#[test]
+fn reference_h_is_the_quotient() {
+    // Sanity of the reference itself (no GPU): with c = a∘b on the domain,
+    // H·Z = A·B − C as polynomials; check at a random point.
+    let lg = 6;
+    let n = 1usize << lg;
+    let a = scalars(n - 3, 1);
+    let b = scalars(n - 3, 2);
+    let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    let h = reference_h(&a, &b, &c, lg);
+    let d = domain(n);
+    let interp = |v: &[Scalar]| {
+        let mut v = v.to_vec();
+        v.resize(n, Scalar::ZERO);
+        ifft(&mut v, &d);
+        v
+    };
+    let tau = Scalar::from(0x1234_5678_9abc_def1u64);
+    let (pa, pb, pc) = (interp(&a), interp(&b), interp(&c));
+    let lhs = horner(&h, tau) * (tau.pow_vartime([n as u64]) - Scalar::ONE);
+    let rhs = horner(&pa, tau) * horner(&pb, tau) - horner(&pc, tau);
+    assert_eq!(lhs, rhs);
+}
+
+#[test]
+fn compute_h_matches_bellperson() {
+    if !have_gpu("compute_h_matches_bellperson") {
+        return;
+    }
+    for &(lg, n) in &[
+        (1u32, 2usize),
+        (2, 3),
+        (5, 32),
+        (10, 1000),
+        (11, 2048),
+        (14, 10_000),
+        (17, (1 << 17) - 5),
+        (19, (1 << 18) + 1),
+    ] {
+        let a = scalars(n, 10 + lg as u64);
+        let b = scalars(n, 20 + lg as u64);
+        let c = scalars(n, 30 + lg as u64);
+        let want = reference_h(&a, &b, &c, lg);
+        let got = compute_h(0, &a, &b, &c, lg).unwrap();
+        assert_eq!(got.len(), (1 << lg) - 1);
+        if got != want {
+            let first = got.iter().zip(&want).position(|(x, y)| x != y).unwrap();
+            panic!("compute_h lg={lg} n={n}: first mismatch at {first}");
+        }
+        // A satisfiable (divisible) instance as well.
+        let c2: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        assert_eq!(
+            compute_h(0, &a, &b, &c2, lg).unwrap(),
+            reference_h(&a, &b, &c2, lg),
+            "divisible lg={lg}"
+        );
+    }
+}
+
+#[test]
+fn repeated_calls_do_not_leak() {
+    if !have_gpu("repeated_calls_do_not_leak") {
+        return;
+    }
+    let n = 1 << 14;
+    let bases = g1_bases(n, 5);
+    let s = scalars(n, 6);
+    let run = || {
+        let r = ResidentG1::new(0, &bases).unwrap();
+        r.msm(0..n, &s).unwrap();
+        compute_h(0, &s, &s, &s, 15).unwrap();
+    };
+    run(); // first use allocates sppark's per-device twiddles
+    let before = device_info(0).unwrap().free_bytes;
+    for _ in 0..20 {
+        run();
+    }
+    let after = device_info(0).unwrap().free_bytes;
+    eprintln!("free bytes before {before} after {after}");
+    assert!(after + (64 << 20) >= before, "leaked {} bytes", before - after);
+}
+
+// ---- Primitive timings on the device: the ceiling for the CUDA backend.
+// cargo test --release --features cuda -- --ignored --nocapture gpu_primitive_timings
+
+fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, f64, T) {
+    let t = Instant::now();
+    let mut out = f();
+    let first = t.elapsed().as_secs_f64();
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        out = f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (first, best, out)
+}
+
+/// n distinct G1 points fast: chunks of running sums of the generator.
+fn many_g1(n: usize) -> Vec<G1Affine> {
+    let chunk = 1 << 14;
+    let mut out = vec![G1Affine::identity(); n];
+    out.par_chunks_mut(chunk).enumerate().for_each(|(k, dst)| {
+        let g = G1Projective::generator();
+        let mut acc = g * Scalar::from((k * chunk + 1) as u64 * 0x9e37_79b9);
+        let proj: Vec<G1Projective> = (0..dst.len())
+            .map(|_| {
+                acc += g;
+                acc
+            })
+            .collect();
+        G1Projective::batch_normalize(&proj, dst);
+    });
+    out
+}
+
+fn many_g2(n: usize) -> Vec<G2Affine> {
+    let chunk = 1 << 13;
+    let mut out = vec![G2Affine::identity(); n];
+    out.par_chunks_mut(chunk).enumerate().for_each(|(k, dst)| {
+        let g = G2Projective::generator();
+        let mut acc = g * Scalar::from((k * chunk + 1) as u64 * 0x9e37_79b9);
+        let proj: Vec<G2Projective> = (0..dst.len())
+            .map(|_| {
+                acc += g;
+                acc
+            })
+            .collect();
+        G2Projective::batch_normalize(&proj, dst);
+    });
+    out
+}
+
+fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut v = vec![Scalar::ZERO; n];
+    v.par_chunks_mut(1 << 16).enumerate().for_each(|(k, dst)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64) << 20);
+        dst.iter_mut().for_each(|s| *s = Scalar::random(&mut rng));
+    });
+    v
+}
+
+#[test]
+#[ignore]
+fn gpu_primitive_timings() {
+    if !have_gpu("gpu_primitive_timings") {
+        return;
+    }
+    for d in devices() {
+        eprintln!("device {d:?}");
+    }
+    let lg_max_g1: u32 = std::env::var("CUZK_BENCH_LG_G1").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
+    let lg_max_g2: u32 = std::env::var("CUZK_BENCH_LG_G2").ok().and_then(|s| s.parse().ok()).unwrap_or(22);
+    let reps = 3;
+    println!("| primitive | size | upload s | first call s | best of {reps} s |");
+    println!("|---|---|---|---|---|");
+
+    let t = Instant::now();
+    let g1 = many_g1(1 << lg_max_g1);
+    let s = random_scalars(1 << lg_max_g1, 1);
+    eprintln!("generated 2^{lg_max_g1} G1 bases + scalars in {:.1}s", t.elapsed().as_secs_f64());
+    for lg in [20u32, 22, 24].into_iter().filter(|&l| l <= lg_max_g1) {
+        let n = 1usize << lg;
+        let t = Instant::now();
+        let r = ResidentG1::new(0, &g1[..n]).unwrap();
+        let up = t.elapsed().as_secs_f64();
+        let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
+        println!("| G1 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
+        if lg == 20 {
+            let want = G1Projective::multi_exp(
+                &g1[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(),
+                &s[..n],
+            );
+            assert_eq!(got, want, "G1 MSM 2^20 vs blstrs multi_exp");
+            let (first, best, _) = time(1, || msm_g1_host(0, &g1[..n], &s[..n]).unwrap());
+            println!("| G1 MSM streamed | 2^{lg} | - | {first:.3} | {best:.3} |");
+        }
+    }
+    drop(g1);
+
+    let g2 = many_g2(1 << lg_max_g2);
+    for lg in [20u32, 22].into_iter().filter(|&l| l <= lg_max_g2) {
+        let n = 1usize << lg;
+        let t = Instant::now();
+        let r = ResidentG2::new(0, &g2[..n]).unwrap();
+        let up = t.elapsed().as_secs_f64();
+        let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
+        println!("| G2 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
+        if lg == 20 {
+            let want = G2Projective::multi_exp(
+                &g2[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(),
+                &s[..n],
+            );
+            assert_eq!(got, want, "G2 MSM 2^20 vs blstrs multi_exp");
+        }
+    }
+    drop(g2);
+
+    for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
+        let n = 1usize << lg;
+        let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
+        let mut out = vec![Scalar::ZERO; n - 1];
+        let (first, best, _) = time(reps, || compute_h_into(0, a, b, c, lg, &mut out).unwrap());
+        println!("| compute_h (H2D+3 iNTT+3 coset NTT+coset iNTT+D2H) | 2^{lg} | - | {first:.3} | {best:.3} |");
+    }
+}
