@@ -9,7 +9,9 @@
 pub mod circuits;
 pub mod engine;
 pub mod error;
+pub mod ffi;
 pub mod groth16;
+pub mod mem;
 pub mod pce;
 pub mod reference;
 pub mod witness;

@@ -4,7 +4,7 @@
 mod common;
 
 use bellperson::groth16::{create_random_proof, generate_random_parameters};
-use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
+use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
@@ -15,91 +15,6 @@ use cuzk::Error;
 use ff::{Field, PrimeField};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-
-/// A circuit made of the traps: inputs allocated between enforces, zero and
-/// repeated coefficients, large constants, empty linear combinations, an
-/// extensible sub-circuit, and `n_inputs` public inputs.
-#[derive(Clone)]
-struct Traps {
-    n_inputs: usize,
-    x: Option<Scalar>,
-    /// Breaks one constraint when set.
-    corrupt: bool,
-}
-
-fn val(v: Option<Scalar>) -> Result<Scalar, SynthesisError> {
-    v.ok_or(SynthesisError::AssignmentMissing)
-}
-
-/// A sub-circuit with its own input, synthesized into a fresh `CS::new()` and
-/// appended with `extend` (as Filecoin's PoSt does) when the CS allows it.
-fn sub_circuit<CS: ConstraintSystem<Scalar>>(cs: &mut CS, x: Option<Scalar>) -> Result<(), SynthesisError> {
-    let sq = x.map(|x| x.square());
-    let a = cs.alloc(|| "a", || val(x))?;
-    let b = cs.alloc(|| "b", || val(sq))?;
-    cs.enforce(|| "a*a", |lc| lc + a, |lc| lc + a, |lc| lc + b);
-    let inp = cs.alloc_input(|| "child input", || val(sq.map(|s| s + Scalar::ONE)))?;
-    cs.enforce(|| "b+1", |lc| lc + b + CS::one(), |lc| lc + CS::one(), |lc| lc + inp);
-    Ok(())
-}
-
-impl Circuit<Scalar> for Traps {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let x = self.x;
-        let big = -Scalar::from(2u64).pow_vartime([200u64]);
-        let p_minus_1 = -Scalar::ONE;
-        let v = cs.alloc(|| "v", || val(x))?;
-        // Repeated variable in one LC (merged to 3·v - v = 2v) and a zero coefficient.
-        let two_v = cs.alloc(|| "2v", || val(x.map(|x| x.double())))?;
-        cs.enforce(
-            || "repeat",
-            |lc| lc + v + v + (Scalar::from(3u64), v) - (Scalar::from(3u64), v) + (Scalar::ZERO, two_v),
-            |lc| lc + CS::one(),
-            |lc| lc + two_v,
-        );
-        // A coefficient that cancels to zero: v - v in A.
-        cs.enforce(|| "cancel", |lc| lc + v - v, |lc| lc + v, |lc| lc);
-        // Empty linear combinations: 0 · 0 = 0.
-        cs.enforce(|| "empty", |lc| lc, |lc| lc, |lc| lc);
-        // Inputs allocated between enforces.
-        let mut last = v;
-        for i in 0..self.n_inputs {
-            let value = x.map(|x| x + Scalar::from(i as u64));
-            let inp = cs.alloc_input(|| "input", || val(value))?;
-            let aux = cs.alloc(|| "aux", || val(value.map(|v| v * big)))?;
-            cs.enforce(|| "big", |lc| lc + inp, |lc| lc + (big, CS::one()), |lc| lc + aux);
-            cs.enforce(|| "link", |lc| lc + inp - last, |lc| lc + CS::one(), |lc| lc + (Scalar::from(i as u64), CS::one()) - (if i == 0 { Scalar::ZERO } else { Scalar::from(i as u64 - 1) }, CS::one()));
-            last = inp;
-        }
-        // Large constants: (p−1)·v · 1 = w.
-        let w = cs.alloc(|| "w", || {
-            let w = val(x.map(|x| x * p_minus_1))?;
-            Ok(if self.corrupt { w + Scalar::ONE } else { w })
-        })?;
-        cs.enforce(|| "p-1", |lc| lc + (p_minus_1, v), |lc| lc + CS::one(), |lc| lc + w);
-        // An input used in B, so b_input density has more than the ONE.
-        let lc_sum = LinearCombination::zero() + w + (Scalar::from(7u64), v);
-        let y = cs.alloc(|| "y", || val(x.map(|x| x * p_minus_1 + Scalar::from(7u64) * x)))?;
-        cs.enforce(|| "sum", |_| lc_sum, |lc| lc + CS::one(), |lc| lc + y);
-        if CS::is_extensible() {
-            let mut child = CS::new();
-            child.alloc_input(|| "temp one", || Ok(Scalar::ONE))?;
-            sub_circuit(&mut child, x)?;
-            cs.extend(&child);
-        } else {
-            sub_circuit(cs, x)?;
-        }
-        Ok(())
-    }
-}
-
-fn traps(n_inputs: usize) -> Traps {
-    Traps { n_inputs, x: Some(Scalar::from(0xdead_beefu64)), corrupt: false }
-}
-
-fn blank_traps(n_inputs: usize) -> Traps {
-    Traps { n_inputs, x: None, corrupt: false }
-}
 
 #[test]
 fn traps_match_bellperson() {

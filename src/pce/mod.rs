@@ -2,8 +2,10 @@
 //! compact form, evaluated per proof against a fresh witness.
 
 pub mod eval;
+pub mod file;
 pub mod matrix;
 pub mod record;
+pub mod registry;
 
 pub use eval::{evaluate, Abc};
 pub use matrix::{Bitmap, CsrMatrix, Densities, Pce};

@@ -3,6 +3,7 @@
 
 mod gpu_check;
 mod logcap;
+mod params;
 mod pce_bench;
 mod pipeline;
 mod plot;
@@ -65,6 +66,8 @@ enum Command {
     PcePipeline(pipeline::Opts),
     /// GPU vs CPU proofs byte for byte, and VRAM flatness (device machine).
     GpuCheck(gpu_check::Opts),
+    /// Writes a .params file (real, or --dummy for timing only).
+    Params(params::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -80,6 +83,7 @@ fn main() {
         Command::Prove(o) => prove::run(o),
         Command::PcePipeline(o) => pipeline::run(o),
         Command::GpuCheck(o) => gpu_check::run(o),
+        Command::Params(o) => params::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");

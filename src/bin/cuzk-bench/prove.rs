@@ -33,6 +33,9 @@ pub struct Opts {
     /// Also prove with bellperson and compare bytes and times.
     #[arg(long)]
     pub compare_bellperson: bool,
+    /// Do not verify (for --params files made with `params --dummy`).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 fn stage_json(t: &Timings) -> serde_json::Value {
@@ -49,7 +52,7 @@ pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.instance(0)?;
     let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
     let pce = pce?;
-    let real_params = o.params.is_some();
+    let real_params = o.params.is_some() && !o.no_verify;
     let (params, params_s) = stage("parameters", || match &o.params {
         Some(p) => read_params(p, false),
         None => Ok(dummy_params(&pce, 7)),

@@ -1,0 +1,3 @@
+module github.com/cuzk/cuzk/go-bindings
+
+go 1.19

@@ -1,0 +1,302 @@
+// Package ccuzk mirrors the C ABI of libcuzk (include/cuzk.h) one function to
+// one function, converting C types to Go types and nothing more. The
+// idiomatic API is package cuzk.
+//
+// Memory rules (cgo): strings and input bytes are copied into C memory for
+// the call and freed after it; Go buffers (proof output, result structs) are
+// passed only for the duration of a call, and the library keeps no pointer
+// after it returns. Handles are pointers to Rust-owned memory.
+//
+// Linking: build the library first (scripts/build-lib.sh). The native
+// libraries below are rustc's `--print native-static-libs` line, kept equal
+// by scripts/check-link-line.sh. A `cuda` build needs more (the CUDA runtime
+// and libstdc++): add them with CGO_LDFLAGS, e.g.
+// CGO_LDFLAGS="-L$CUDA_HOME/lib64 -lcudart_static -lstdc++".
+package ccuzk
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../include
+#cgo LDFLAGS: -L${SRCDIR}/../../../target/cuzk-lib -lcuzk
+#cgo LDFLAGS: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+#include <stdlib.h>
+#include "cuzk.h"
+*/
+import "C"
+
+import (
+	"strings"
+	"unsafe"
+)
+
+// StatusInvalidArgument is returned without calling C when a Go string holds
+// a NUL byte (C would silently truncate it).
+const StatusInvalidArgument = Status(C.CUZK_INVALID_ARGUMENT)
+
+func nulIn(strs ...string) (Status, string, bool) {
+	for _, s := range strs {
+		if strings.IndexByte(s, 0) >= 0 {
+			return StatusInvalidArgument, "a string argument contains a NUL byte", true
+		}
+	}
+	return 0, "", false
+}
+
+// Status is a cuzk_status value.
+type Status uint32
+
+// Pce is a cuzk_pce handle (Rust-owned memory).
+type Pce struct{ p *C.struct_cuzk_pce }
+
+// Params is a cuzk_params handle (Rust-owned memory).
+type Params struct{ p *C.struct_cuzk_params }
+
+// IsNil reports whether the handle is empty.
+func (h Pce) IsNil() bool { return h.p == nil }
+
+// IsNil reports whether the handle is empty.
+func (h Params) IsNil() bool { return h.p == nil }
+
+// Circuit mirrors struct cuzk_circuit.
+type Circuit struct {
+	Kind uint32
+	Name string
+	Size uint64
+}
+
+// Request mirrors struct cuzk_prove_request.
+type Request struct {
+	Circuit    Circuit
+	Seed       uint64
+	Input      []byte
+	Backend    uint32
+	Device     uint32
+	SkipVerify bool
+}
+
+// Timings mirrors struct cuzk_timings.
+type Timings struct {
+	Witness, Spmv, H, MsmH, MsmL, MsmA, MsmBG1, MsmBG2, Assembly, Verify, Total float64
+	Backend, Device                                                             uint32
+}
+
+// MemStats mirrors struct cuzk_mem_stats.
+type MemStats struct {
+	RssBytes, PeakRssBytes, RssAnonBytes, RssFileBytes                   uint64
+	PceBytes, PceMappedBytes, SrsBytes, WitnessBytes, AbcBytes, GpuBytes uint64
+	PeakResetSupported                                                   bool
+}
+
+// PceInfo mirrors struct cuzk_pce_info.
+type PceInfo struct {
+	NumConstraints, NumInputs, NumAux, Nnz, Bytes, HeapBytes, Instance uint64
+	CircuitID                                                          string
+}
+
+// Constants of the header.
+const (
+	StatusOK             = Status(C.CUZK_OK)
+	ProofBytes           = int(C.CUZK_PROOF_BYTES)
+	CircuitSynthetic     = uint32(C.CUZK_CIRCUIT_SYNTHETIC)
+	CircuitPorep         = uint32(C.CUZK_CIRCUIT_POREP)
+	BackendAuto          = uint32(C.CUZK_BACKEND_AUTO)
+	BackendCPU           = uint32(C.CUZK_BACKEND_CPU)
+	BackendCUDA          = uint32(C.CUZK_BACKEND_CUDA)
+	PceLoadSkipChecksums = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
+	ParamsLoadChecked    = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
+	Version              = C.CUZK_VERSION
+)
+
+func detail(e *C.struct_cuzk_error) string { return C.GoString(&e.message[0]) }
+
+// cCircuit copies c into C memory; call the returned func to free it.
+func cCircuit(c Circuit) (C.struct_cuzk_circuit, func()) {
+	name := C.CString(c.Name)
+	return C.struct_cuzk_circuit{kind: C.uint32_t(c.Kind), name: name, size: C.uint64_t(c.Size)},
+		func() { C.free(unsafe.Pointer(name)) }
+}
+
+func cRequest(r Request) (C.struct_cuzk_prove_request, func()) {
+	circuit, freeCircuit := cCircuit(r.Circuit)
+	var req C.struct_cuzk_prove_request
+	req.circuit = circuit
+	req.seed = C.uint64_t(r.Seed)
+	var input unsafe.Pointer
+	if len(r.Input) > 0 {
+		input = C.CBytes(r.Input)
+		req.input = (*C.uint8_t)(input)
+		req.input_len = C.size_t(len(r.Input))
+	}
+	req.backend = C.uint32_t(r.Backend)
+	req.device = C.uint32_t(r.Device)
+	if r.SkipVerify {
+		req.skip_verify = 1
+	}
+	return req, func() {
+		freeCircuit()
+		if input != nil {
+			C.free(input)
+		}
+	}
+}
+
+// LibVersion is cuzk_version.
+func LibVersion() string { return C.GoString(C.cuzk_version()) }
+
+// StatusStr is cuzk_status_str.
+func StatusStr(s uint32) string { return C.GoString(C.cuzk_status_str(C.uint32_t(s))) }
+
+// DebugPanic is cuzk_debug_panic (test-only).
+func DebugPanic() (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_debug_panic(&e)
+	return Status(s), detail(&e)
+}
+
+// PceLoad is cuzk_pce_load.
+func PceLoad(c Circuit, path string, flags uint32) (Pce, Status, string) {
+	if s, m, bad := nulIn(c.Name, path); bad {
+		return Pce{}, s, m
+	}
+	circuit, free := cCircuit(c)
+	defer free()
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.struct_cuzk_pce
+	var e C.struct_cuzk_error
+	s := C.cuzk_pce_load(&circuit, cpath, C.uint32_t(flags), &out, &e)
+	return Pce{out}, Status(s), detail(&e)
+}
+
+// PceInfoOf is cuzk_pce_info.
+func PceInfoOf(h Pce) (PceInfo, Status, string) {
+	var out C.struct_cuzk_pce_info
+	var e C.struct_cuzk_error
+	s := C.cuzk_pce_info(h.p, &out, &e)
+	return PceInfo{
+		NumConstraints: uint64(out.num_constraints), NumInputs: uint64(out.num_inputs),
+		NumAux: uint64(out.num_aux), Nnz: uint64(out.nnz), Bytes: uint64(out.bytes),
+		HeapBytes: uint64(out.heap_bytes), Instance: uint64(out.instance),
+		CircuitID: C.GoString(&out.circuit_id[0]),
+	}, Status(s), detail(&e)
+}
+
+// PceUnload is cuzk_pce_unload.
+func PceUnload(h Pce) (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_pce_unload(h.p, &e)
+	return Status(s), detail(&e)
+}
+
+// PceFree is cuzk_pce_free.
+func PceFree(h Pce) { C.cuzk_pce_free(h.p) }
+
+// ParamsLoad is cuzk_params_load.
+func ParamsLoad(path string, flags uint32) (Params, Status, string) {
+	if s, m, bad := nulIn(path); bad {
+		return Params{}, s, m
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.struct_cuzk_params
+	var e C.struct_cuzk_error
+	s := C.cuzk_params_load(cpath, C.uint32_t(flags), &out, &e)
+	return Params{out}, Status(s), detail(&e)
+}
+
+// ParamsGenerate is cuzk_params_generate.
+func ParamsGenerate(c Circuit, path string, seed uint64) (Params, Status, string) {
+	if s, m, bad := nulIn(c.Name, path); bad {
+		return Params{}, s, m
+	}
+	circuit, free := cCircuit(c)
+	defer free()
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.struct_cuzk_params
+	var e C.struct_cuzk_error
+	s := C.cuzk_params_generate(&circuit, cpath, C.uint64_t(seed), &out, &e)
+	return Params{out}, Status(s), detail(&e)
+}
+
+// ParamsUnload is cuzk_params_unload.
+func ParamsUnload(h Params) (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_params_unload(h.p, &e)
+	return Status(s), detail(&e)
+}
+
+// ParamsFree is cuzk_params_free.
+func ParamsFree(h Params) { C.cuzk_params_free(h.p) }
+
+// Prove is cuzk_prove; the proof goes into out (borrowed for the call).
+func Prove(pce Pce, params Params, r Request, out []byte) (int, Timings, Status, string) {
+	if s, m, bad := nulIn(r.Circuit.Name); bad {
+		return 0, Timings{}, s, m
+	}
+	req, free := cRequest(r)
+	defer free()
+	var outPtr *C.uint8_t
+	if len(out) > 0 {
+		outPtr = (*C.uint8_t)(unsafe.Pointer(&out[0]))
+	}
+	var n C.size_t
+	var t C.struct_cuzk_timings
+	var e C.struct_cuzk_error
+	s := C.cuzk_prove(pce.p, params.p, &req, outPtr, C.size_t(len(out)), &n, &t, &e)
+	return int(n), Timings{
+		Witness: float64(t.witness), Spmv: float64(t.spmv), H: float64(t.h),
+		MsmH: float64(t.msm_h), MsmL: float64(t.msm_l), MsmA: float64(t.msm_a),
+		MsmBG1: float64(t.msm_b_g1), MsmBG2: float64(t.msm_b_g2), Assembly: float64(t.assembly),
+		Verify: float64(t.verify), Total: float64(t.total),
+		Backend: uint32(t.backend), Device: uint32(t.device),
+	}, Status(s), detail(&e)
+}
+
+// Verify is cuzk_verify; proof is borrowed for the call.
+func Verify(params Params, r Request, proof []byte) (Status, string) {
+	if s, m, bad := nulIn(r.Circuit.Name); bad {
+		return s, m
+	}
+	req, free := cRequest(r)
+	defer free()
+	var p *C.uint8_t
+	if len(proof) > 0 {
+		p = (*C.uint8_t)(unsafe.Pointer(&proof[0]))
+	}
+	var e C.struct_cuzk_error
+	s := C.cuzk_verify(params.p, &req, p, C.size_t(len(proof)), &e)
+	return Status(s), detail(&e)
+}
+
+// MemStatsNow is cuzk_mem_stats.
+func MemStatsNow() (MemStats, Status, string) {
+	var m C.struct_cuzk_mem_stats
+	var e C.struct_cuzk_error
+	s := C.cuzk_mem_stats(&m, &e)
+	return MemStats{
+		RssBytes: uint64(m.rss_bytes), PeakRssBytes: uint64(m.peak_rss_bytes),
+		RssAnonBytes: uint64(m.rss_anon_bytes), RssFileBytes: uint64(m.rss_file_bytes),
+		PceBytes: uint64(m.pce_bytes), PceMappedBytes: uint64(m.pce_mapped_bytes),
+		SrsBytes: uint64(m.srs_bytes), WitnessBytes: uint64(m.witness_bytes),
+		AbcBytes: uint64(m.abc_bytes), GpuBytes: uint64(m.gpu_bytes),
+		PeakResetSupported: m.peak_reset_supported != 0,
+	}, Status(s), detail(&e)
+}
+
+// MemResetPeak is cuzk_mem_reset_peak.
+func MemResetPeak() (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_mem_reset_peak(&e)
+	return Status(s), detail(&e)
+}
+
+// MemTrim is cuzk_mem_trim.
+func MemTrim() Status { return Status(C.cuzk_mem_trim(nil)) }
+
+// CudaDeviceCount is cuzk_cuda_device_count.
+func CudaDeviceCount() (uint32, Status, string) {
+	var n C.uint32_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_cuda_device_count(&n, &e)
+	return uint32(n), Status(s), detail(&e)
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need when it is missing (fresh machine):
+# Rust (rustup), a C compiler and make, Go. Source it: it extends PATH.
+# cbindgen is installed pinned by scripts/gen-header.sh.
+set -euo pipefail
+need_apt=()
+command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
+command -v make >/dev/null || need_apt+=(make)
+command -v curl >/dev/null || need_apt+=(curl ca-certificates)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "ensure-tools: apt-get install ${need_apt[*]}" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >&2
+fi
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null; then
+  echo "ensure-tools: installing Rust with rustup" >&2
+  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >&2
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+[ -d /usr/local/go/bin ] && export PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null; then
+  echo "ensure-tools: installing Go (Debian's golang-go)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >&2
+fi

@@ -1,0 +1,114 @@
+//! Naming a built-in circuit from C.
+
+use std::ffi::c_char;
+
+use super::boundary::arg_str;
+use super::status::{cuzk_status::*, Failure, FfiResult};
+use crate::circuits::{Family, Synthetic};
+
+/// The kinds of circuit a [`cuzk_circuit`] can name (values of its `kind`).
+/// 0 is deliberately not a kind, so a zero-initialised descriptor is refused.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum cuzk_circuit_kind {
+    /// A synthetic benchmark family: `name` is `"sha256-chain"` (boolean-heavy,
+    /// like PoRep) or `"mimc-chain"` (arithmetic-heavy); `size` is the target
+    /// number of constraints (rows).
+    CUZK_CIRCUIT_SYNTHETIC = 1,
+    /// Filecoin PoRep C2 (one partition circuit): `name` is the sector size
+    /// (`"2KiB"`, `"32GiB"`, ...), `size` is 0; the request's `input` carries
+    /// the C1 output JSON. Reserved: not yet wired through the ABI
+    /// (`CUZK_UNSUPPORTED`).
+    CUZK_CIRCUIT_POREP = 2,
+}
+
+/// Names one built-in circuit. Read during the call only; nothing is kept.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct cuzk_circuit {
+    /// A `cuzk_circuit_kind` value.
+    pub kind: u32,
+    /// NUL-terminated UTF-8 name within the kind (see `cuzk_circuit_kind`).
+    pub name: *const c_char,
+    /// Kind-specific size: target constraints for synthetic circuits
+    /// (1 ..= 2^30), 0 for PoRep.
+    pub size: u64,
+}
+
+/// The largest synthetic size accepted (the compact format's column limit).
+pub const CUZK_MAX_SYNTHETIC_SIZE: u64 = 1 << 30;
+
+/// A validated circuit name (the safe side of [`cuzk_circuit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Circuit {
+    Synthetic { family: Family, size: usize },
+    Porep { sector: String },
+}
+
+impl Circuit {
+    /// Validates a descriptor.
+    ///
+    /// # Safety
+    /// `c.name` is NULL or a NUL-terminated string that outlives the call.
+    pub unsafe fn from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
+        match c.kind {
+            k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SYNTHETIC as u32 => {
+                let name = arg_str(c.name, "circuit.name")?;
+                let family = Family::parse(name).map_err(|_| {
+                    let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
+                    Failure::new(
+                        CUZK_UNKNOWN_CIRCUIT,
+                        format!("unknown synthetic circuit {name:?} (built in: {})", known.join(", ")),
+                    )
+                })?;
+                if c.size == 0 {
+                    return Err(Failure::new(CUZK_INVALID_ARGUMENT, "circuit.size is 0: give the target number of constraints"));
+                }
+                if c.size > CUZK_MAX_SYNTHETIC_SIZE {
+                    return Err(Failure::new(
+                        CUZK_TOO_LARGE,
+                        format!("circuit.size {} is above the limit {CUZK_MAX_SYNTHETIC_SIZE}", c.size),
+                    ));
+                }
+                Ok(Circuit::Synthetic { family, size: c.size as usize })
+            }
+            k if k == cuzk_circuit_kind::CUZK_CIRCUIT_POREP as u32 => {
+                let sector = arg_str(c.name, "circuit.name")?.to_string();
+                if c.size != 0 {
+                    return Err(Failure::new(CUZK_INVALID_ARGUMENT, "circuit.size must be 0 for PoRep"));
+                }
+                Ok(Circuit::Porep { sector })
+            }
+            k => Err(Failure::new(
+                CUZK_UNKNOWN_CIRCUIT,
+                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)"),
+            )),
+        }
+    }
+
+    /// The synthetic instance with witness `seed`.
+    pub fn synthetic(&self, seed: u64) -> FfiResult<Synthetic> {
+        match self {
+            Circuit::Synthetic { family, size } => Ok(Synthetic::new(*family, *size, seed)),
+            Circuit::Porep { .. } => Err(porep_unsupported()),
+        }
+    }
+
+    /// The id of the circuit's R1CS (what the PCE registry is keyed by).
+    pub fn circuit_id(&self) -> FfiResult<String> {
+        Ok(self.synthetic(0)?.circuit_id())
+    }
+}
+
+/// PoRep through the ABI comes with the PoRep issue; the request layout
+/// already carries what it needs (kind, sector name, C1 JSON bytes).
+pub(crate) fn porep_unsupported() -> Failure {
+    Failure::new(
+        CUZK_UNSUPPORTED,
+        if cfg!(feature = "porep") {
+            "PoRep circuits are not yet wired through the C ABI"
+        } else {
+            "PoRep circuits need the `porep` feature, which this build lacks"
+        },
+    )
+}

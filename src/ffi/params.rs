@@ -1,0 +1,147 @@
+//! `cuzk_params`: a handle to resident Groth16 parameters (the SRS).
+
+use std::ffi::c_char;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
+
+use super::boundary::{arg_out, arg_path, arg_ref};
+use super::circuit::{cuzk_circuit, porep_unsupported, Circuit};
+use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
+use crate::groth16::{params::generate_params, srs};
+use crate::Error;
+
+/// Validate every curve point while reading (slow: single-threaded in
+/// bellperson; minutes for large files). A flag of `cuzk_params_load`.
+/// Without it the file is trusted, as filecoin-proofs trusts its cache.
+pub const CUZK_PARAMS_LOAD_CHECKED: u32 = 1;
+
+/// A handle to Groth16 parameters kept resident, one instance per file per
+/// process (opaque). Immutable: one handle may be used by many threads at
+/// once; free it exactly once, after its last use, with `cuzk_params_free`.
+pub struct cuzk_params {
+    pub(crate) params: Arc<Parameters<Bls12>>,
+    pub(crate) path: PathBuf,
+}
+
+fn open_check(path: &Path) -> FfiResult<()> {
+    match std::fs::File::open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Failure::new(CUZK_FILE_NOT_FOUND, format!("{}: no such file", path.display())))
+        }
+        Err(e) => Err(Failure::new(CUZK_IO, format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Loads (or finds already loaded) the parameters in `path`.
+pub fn load_params(path: &Path, checked: bool) -> FfiResult<cuzk_params> {
+    open_check(path)?;
+    let params = srs::load(path, checked).map_err(|e| match e {
+        Error::Io(m) => Failure::new(CUZK_BAD_PARAMS_FILE, m),
+        other => Failure::from(other),
+    })?;
+    Ok(cuzk_params { params, path: path.to_path_buf() })
+}
+
+/// Generates fresh parameters for `circuit` with bellperson's generator,
+/// writes them to `path` and loads them.
+pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_params> {
+    if let Circuit::Porep { .. } = circuit {
+        return Err(porep_unsupported());
+    }
+    let blank = circuit.synthetic(0)?.blank();
+    let seed = if seed == 0 { rand::random::<u64>() | 1 } else { seed };
+    // Whatever was loaded from this path before is stale now.
+    srs::unload(path);
+    drop(generate_params(blank, path, seed)?);
+    load_params(path, false)
+}
+
+/// Loads bellperson/Filecoin Groth16 parameters (a `.params` file) and keeps
+/// them resident; loading a file that is already loaded is cheap and shares
+/// the instance.
+///
+/// - `path`: NUL-terminated, copied.
+/// - `flags`: 0 or `CUZK_PARAMS_LOAD_CHECKED`.
+/// - `out`: on success receives a new handle the caller owns and frees with
+///   `cuzk_params_free`; untouched on failure.
+/// - `err`: NULL or a caller-owned `cuzk_error`, always written.
+///
+/// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT`,
+/// `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE`.
+///
+/// Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_load(
+    path: *const c_char,
+    flags: u32,
+    out: *mut *mut cuzk_params,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let path = arg_path(path, "path")?;
+        let out = arg_out(out, "out")?;
+        if flags & !CUZK_PARAMS_LOAD_CHECKED != 0 {
+            return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown flags {flags:#x}")));
+        }
+        let h = load_params(&path, flags & CUZK_PARAMS_LOAD_CHECKED != 0)?;
+        out.write(Box::into_raw(Box::new(h)));
+        Ok(())
+    })
+}
+
+/// Generates real Groth16 parameters for a built-in circuit with bellperson's
+/// generator (about 30 CPU-seconds at 2^16 constraints), writes them to `path`
+/// atomically (replacing any file there) and loads them.
+///
+/// For demos and tests only: the trapdoor comes from a 64-bit `seed` (0 = a
+/// random seed), so these parameters must never secure anything real.
+///
+/// Ownership as `cuzk_params_load`; `circuit` is read during the call only.
+/// Thread-safety: safe from many threads at once, but do not generate into
+/// one path from two threads.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_generate(
+    circuit: *const cuzk_circuit,
+    path: *const c_char,
+    seed: u64,
+    out: *mut *mut cuzk_params,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let circuit = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let path = arg_path(path, "path")?;
+        let out = arg_out(out, "out")?;
+        let h = generate(circuit, &path, seed)?;
+        out.write(Box::into_raw(Box::new(h)));
+        Ok(())
+    })
+}
+
+/// Drops the process-wide cache's reference to this handle's file, so the
+/// parameters are freed once every handle to them is freed too. The handle
+/// itself stays valid (free it with `cuzk_params_free`).
+///
+/// Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_unload(params: *const cuzk_params, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let h = arg_ref(params, "params")?;
+        srs::unload(&h.path);
+        Ok(())
+    })
+}
+
+/// Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. NULL is
+/// a no-op. Call exactly once per handle, after its last use on every thread.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_free(params: *mut cuzk_params) {
+    ffi_boundary!(value_on_panic: (), {
+        if !params.is_null() {
+            drop(Box::from_raw(params));
+        }
+    })
+}

@@ -1,0 +1,161 @@
+//! `cuzk_pce`: a handle to the process-wide PCE of one circuit.
+
+use std::ffi::c_char;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::boundary::{arg_out, arg_path, arg_ref, copy_to_chars};
+use super::circuit::{cuzk_circuit, porep_unsupported, Circuit};
+use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
+use crate::pce::{extract, registry, Pce};
+use crate::Error;
+
+/// Skip the per-section checksums when mapping an existing PCE file (bounds
+/// and structure are still validated). A flag of `cuzk_pce_load`.
+pub const CUZK_PCE_LOAD_SKIP_CHECKSUMS: u32 = 1;
+
+/// Capacity of [`cuzk_pce_info::circuit_id`], the terminating NUL included.
+pub const CUZK_CIRCUIT_ID_LEN: usize = 256;
+
+/// A handle to the single in-process PCE of one circuit (opaque).
+///
+/// It holds a reference to the shared instance: the PCE stays in memory while
+/// any handle (or the process-wide registry) holds it. Immutable: one handle
+/// may be used by many threads at once; free it exactly once, after its last
+/// use, with `cuzk_pce_free`.
+pub struct cuzk_pce {
+    pub(crate) pce: Arc<Pce>,
+    pub(crate) id: String,
+}
+
+/// What a PCE holds (filled by `cuzk_pce_info`).
+#[repr(C)]
+pub struct cuzk_pce_info {
+    /// Constraints (rows), bellperson's input rows included.
+    pub num_constraints: u64,
+    /// Public inputs, the ONE included.
+    pub num_inputs: u64,
+    /// Private (aux) variables.
+    pub num_aux: u64,
+    /// Non-zero coefficients of A, B and C together.
+    pub nnz: u64,
+    /// Bytes of the compact form, wherever they live.
+    pub bytes: u64,
+    /// Of those, bytes in anonymous memory (0 when mapped from the file).
+    pub heap_bytes: u64,
+    /// An opaque id of the in-memory instance: equal for every handle that
+    /// shares one instance (e.g. two loads of one circuit).
+    pub instance: u64,
+    /// The circuit id (names the R1CS), NUL-terminated.
+    pub circuit_id: [c_char; CUZK_CIRCUIT_ID_LEN],
+}
+
+/// Loads a PCE into the process-wide registry (one instance per circuit).
+pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool) -> FfiResult<cuzk_pce> {
+    if let Circuit::Porep { .. } = circuit {
+        return Err(porep_unsupported());
+    }
+    let blank = circuit.synthetic(0)?.blank();
+    let id = blank.circuit_id();
+    drop(circuit);
+    let pce = registry::load_or_extract(&id, path, verify_checksums, move || extract(blank))
+        .map_err(|e| match e {
+            Error::Io(m) => Failure::new(CUZK_IO, format!("PCE file {}: {m}", path.display())),
+            other => Failure::from(other),
+        })?;
+    Ok(cuzk_pce { pce, id })
+}
+
+/// Loads the PCE of a built-in circuit, or, when `path` does not exist yet,
+/// extracts it from the circuit, saves it there atomically and maps it.
+/// Loading a circuit that is already loaded is cheap and gives a new handle to
+/// the same instance (`cuzk_pce_info().instance` is equal).
+///
+/// - `circuit`: read during the call only.
+/// - `path`: NUL-terminated file path, copied; its directory must exist.
+/// - `flags`: 0 or `CUZK_PCE_LOAD_SKIP_CHECKSUMS`.
+/// - `out`: on success receives a new handle the caller owns and frees with
+///   `cuzk_pce_free`; untouched on failure.
+/// - `err`: NULL or a caller-owned `cuzk_error`, always written.
+///
+/// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_UNKNOWN_CIRCUIT`,
+/// `CUZK_INVALID_ARGUMENT`, `CUZK_BAD_PCE_FILE` (truncated, corrupt, or for
+/// another circuit), `CUZK_IO`, `CUZK_TOO_LARGE`, `CUZK_UNSUPPORTED`.
+///
+/// Thread-safety: safe from many threads at once; concurrent loads of one
+/// circuit wait for a single load.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_pce_load(
+    circuit: *const cuzk_circuit,
+    path: *const c_char,
+    flags: u32,
+    out: *mut *mut cuzk_pce,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let circuit = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let path = arg_path(path, "path")?;
+        let out = arg_out(out, "out")?;
+        if flags & !CUZK_PCE_LOAD_SKIP_CHECKSUMS != 0 {
+            return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown flags {flags:#x}")));
+        }
+        let handle = load_pce(circuit, &path, flags & CUZK_PCE_LOAD_SKIP_CHECKSUMS == 0)?;
+        out.write(Box::into_raw(Box::new(handle)));
+        Ok(())
+    })
+}
+
+/// Fills `out` with the sizes and id of a loaded PCE.
+///
+/// `pce` is borrowed for the call; `out` is caller-owned and written only on
+/// success. Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_pce_info(pce: *const cuzk_pce, out: *mut cuzk_pce_info, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let h = arg_ref(pce, "pce")?;
+        let out = arg_out(out, "out")?;
+        let p = &h.pce;
+        let mut info = cuzk_pce_info {
+            num_constraints: p.num_constraints() as u64,
+            num_inputs: p.num_inputs as u64,
+            num_aux: p.num_aux as u64,
+            nnz: p.nnz(),
+            bytes: p.byte_len() as u64,
+            heap_bytes: p.heap_bytes() as u64,
+            instance: Arc::as_ptr(p) as usize as u64,
+            circuit_id: [0; CUZK_CIRCUIT_ID_LEN],
+        };
+        copy_to_chars(&h.id, &mut info.circuit_id);
+        out.write(info);
+        Ok(())
+    })
+}
+
+/// Drops the process-wide registry's reference to this handle's circuit, so
+/// its memory is freed once every handle to it is freed too; a later
+/// `cuzk_pce_load` loads it afresh. The handle itself stays valid (free it
+/// with `cuzk_pce_free`).
+///
+/// Thread-safety: safe from many threads at once; proofs in flight keep their
+/// own reference.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_pce_unload(pce: *const cuzk_pce, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let h = arg_ref(pce, "pce")?;
+        registry::unload(&h.id);
+        Ok(())
+    })
+}
+
+/// Frees a handle from `cuzk_pce_load`. NULL is a no-op. The shared PCE
+/// itself is freed only when no handle and no registry entry holds it.
+///
+/// Call exactly once per handle, after its last use on every thread.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_pce_free(pce: *mut cuzk_pce) {
+    ffi_boundary!(value_on_panic: (), {
+        if !pce.is_null() {
+            drop(Box::from_raw(pce));
+        }
+    })
+}

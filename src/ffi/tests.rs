@@ -1,0 +1,234 @@
+//! Unit tests of the ABI shell, through the `extern "C"` functions themselves
+//! (the C and Go suites exercise the same entries from outside).
+
+use std::ffi::{c_char, CStr, CString};
+use std::path::PathBuf;
+use std::ptr::{null, null_mut};
+
+use super::*;
+use cuzk_status::*;
+
+fn new_err() -> Box<cuzk_error> {
+    Box::new(cuzk_error { status: CUZK_INTERNAL, _reserved: 7, message: [1; CUZK_ERROR_MESSAGE_LEN] })
+}
+
+fn message(e: &cuzk_error) -> String {
+    unsafe { CStr::from_ptr(e.message.as_ptr()) }.to_string_lossy().into_owned()
+}
+
+fn tmp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cuzk-ffi-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cpath(p: &std::path::Path) -> CString {
+    CString::new(p.to_str().unwrap()).unwrap()
+}
+
+const MIMC: &CStr = c"mimc-chain";
+
+fn mimc(size: u64) -> cuzk_circuit {
+    cuzk_circuit { kind: cuzk_circuit_kind::CUZK_CIRCUIT_SYNTHETIC as u32, name: MIMC.as_ptr(), size }
+}
+
+fn request(circuit: cuzk_circuit, seed: u64) -> cuzk_prove_request {
+    cuzk_prove_request {
+        circuit,
+        seed,
+        input: null(),
+        input_len: 0,
+        backend: cuzk_backend::CUZK_BACKEND_CPU as u32,
+        device: 0,
+        skip_verify: 0,
+        _reserved0: 0,
+        reserved: [0; 4],
+    }
+}
+
+#[test]
+fn statuses_are_unique_grouped_and_named() {
+    let mut seen = std::collections::HashSet::new();
+    for s in ALL_STATUSES {
+        assert!(seen.insert(s as u32), "{s:?} listed twice");
+        let text = unsafe { CStr::from_ptr(cuzk_status_str(s as u32)) }.to_str().unwrap();
+        assert!(text.starts_with(&format!("{s:?}:")), "{text}");
+        assert_eq!(cuzk_status::from_u32(s as u32), Some(s));
+    }
+    let unknown = unsafe { CStr::from_ptr(cuzk_status_str(12345)) };
+    assert_eq!(unknown.to_str().unwrap(), "unknown cuzk_status");
+    // Every variant is in ALL_STATUSES: the header lists them all.
+    let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/cuzk.h")).unwrap();
+    let in_header = header.lines().filter(|l| l.trim_start().starts_with("CUZK_") && l.contains(" = ") && l.trim_end().ends_with(',')).count();
+    assert!(in_header >= ALL_STATUSES.len(), "header lists {in_header} enum values");
+}
+
+#[test]
+fn header_version_matches_cargo() {
+    let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/cuzk.h")).unwrap();
+    let want = format!("#define CUZK_VERSION \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(header.contains(&want), "include/cuzk.h lacks {want:?}: update cbindgen.toml and regenerate");
+    for (name, value) in [
+        ("MAJOR", env!("CARGO_PKG_VERSION_MAJOR")),
+        ("MINOR", env!("CARGO_PKG_VERSION_MINOR")),
+        ("PATCH", env!("CARGO_PKG_VERSION_PATCH")),
+    ] {
+        let line = format!("#define CUZK_VERSION_{name} {value}");
+        assert!(header.contains(&line), "include/cuzk.h lacks {line:?}");
+    }
+    let v = unsafe { CStr::from_ptr(cuzk_version()) };
+    assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+}
+
+#[test]
+fn panic_comes_back_as_a_status() {
+    let mut e = new_err();
+    let s = unsafe { cuzk_debug_panic(&mut *e) };
+    assert_eq!(s, CUZK_PANIC);
+    assert_eq!(e.status, CUZK_PANIC);
+    assert!(message(&e).contains("deliberate test panic"), "{}", message(&e));
+    assert_eq!(unsafe { cuzk_debug_panic(null_mut()) }, CUZK_PANIC);
+}
+
+#[test]
+fn error_message_is_truncated_at_a_char_boundary() {
+    let mut e = new_err();
+    let long = "é".repeat(CUZK_ERROR_MESSAGE_LEN);
+    unsafe { status::write_error(&mut *e, CUZK_IO, &long) };
+    let m = message(&e);
+    assert!(m.len() < CUZK_ERROR_MESSAGE_LEN && m.len() % 2 == 0 && m.chars().all(|c| c == 'é'));
+}
+
+#[test]
+fn null_and_bad_arguments() {
+    let mut e = new_err();
+    let path = c"/nonexistent/x.pce";
+    let mut out: *mut cuzk_pce = null_mut();
+    unsafe {
+        assert_eq!(cuzk_pce_load(null(), path.as_ptr(), 0, &mut out, &mut *e), CUZK_NULL_ARGUMENT);
+        assert!(message(&e).contains("circuit"), "{}", message(&e));
+        let c = mimc(1000);
+        assert_eq!(cuzk_pce_load(&c, null(), 0, &mut out, &mut *e), CUZK_NULL_ARGUMENT);
+        assert_eq!(cuzk_pce_load(&c, path.as_ptr(), 0, null_mut(), &mut *e), CUZK_NULL_ARGUMENT);
+        assert_eq!(cuzk_pce_load(&c, path.as_ptr(), 8, &mut out, &mut *e), CUZK_INVALID_ARGUMENT);
+        let bad = cuzk_circuit { kind: 1, name: c"nope".as_ptr(), size: 10 };
+        assert_eq!(cuzk_pce_load(&bad, path.as_ptr(), 0, &mut out, &mut *e), CUZK_UNKNOWN_CIRCUIT);
+        let zero = cuzk_circuit { kind: 0, name: null(), size: 0 };
+        assert_eq!(cuzk_pce_load(&zero, path.as_ptr(), 0, &mut out, &mut *e), CUZK_UNKNOWN_CIRCUIT);
+        assert_eq!(cuzk_pce_load(&mimc(0), path.as_ptr(), 0, &mut out, &mut *e), CUZK_INVALID_ARGUMENT);
+        assert_eq!(cuzk_pce_load(&mimc(1 << 40), path.as_ptr(), 0, &mut out, &mut *e), CUZK_TOO_LARGE);
+        let porep = cuzk_circuit { kind: 2, name: c"2KiB".as_ptr(), size: 0 };
+        assert_eq!(cuzk_pce_load(&porep, path.as_ptr(), 0, &mut out, &mut *e), CUZK_UNSUPPORTED);
+        assert!(out.is_null(), "out written on failure");
+        let mut p: *mut cuzk_params = null_mut();
+        assert_eq!(cuzk_params_load(c"/nonexistent/x.params".as_ptr(), 0, &mut p, &mut *e), CUZK_FILE_NOT_FOUND);
+        assert!(p.is_null());
+        assert_eq!(cuzk_mem_stats(null_mut(), &mut *e), CUZK_NULL_ARGUMENT);
+        cuzk_pce_free(null_mut());
+        cuzk_params_free(null_mut());
+    }
+}
+
+#[test]
+fn prove_verify_and_errors_end_to_end() {
+    let dir = tmp_dir("e2e");
+    let (pce_path, params_path) = (cpath(&dir.join("m.pce")), cpath(&dir.join("m.params")));
+    let c = mimc(600);
+    let mut e = new_err();
+    unsafe {
+        let (mut a, mut b): (*mut cuzk_pce, *mut cuzk_pce) = (null_mut(), null_mut());
+        assert_eq!(cuzk_pce_load(&c, pce_path.as_ptr(), 0, &mut a, &mut *e), CUZK_OK, "{}", message(&e));
+        assert_eq!(e.status, CUZK_OK);
+        assert_eq!(message(&e), "");
+        // The second load maps the saved file or finds the loaded instance: same instance.
+        assert_eq!(cuzk_pce_load(&c, pce_path.as_ptr(), 0, &mut b, &mut *e), CUZK_OK);
+        let mut ia: cuzk_pce_info = std::mem::zeroed();
+        let mut ib: cuzk_pce_info = std::mem::zeroed();
+        assert_eq!(cuzk_pce_info(a, &mut ia, &mut *e), CUZK_OK);
+        assert_eq!(cuzk_pce_info(b, &mut ib, &mut *e), CUZK_OK);
+        assert_eq!(ia.instance, ib.instance);
+        assert!(ia.num_constraints > 0 && ia.nnz > 0);
+        let id = CStr::from_ptr(ia.circuit_id.as_ptr()).to_str().unwrap();
+        assert!(id.starts_with("mimc-chain-"), "{id}");
+        cuzk_pce_free(b);
+
+        let mut p: *mut cuzk_params = null_mut();
+        assert_eq!(cuzk_params_generate(&c, params_path.as_ptr(), 42, &mut p, &mut *e), CUZK_OK, "{}", message(&e));
+
+        let req = request(c, 7);
+        let mut proof = [0u8; CUZK_PROOF_BYTES];
+        let mut len = 0usize;
+        let mut t = cuzk_timings::default();
+        // Size query and a short buffer: refused before any work, length told.
+        assert_eq!(cuzk_prove(a, p, &req, null_mut(), 0, &mut len, &mut t, &mut *e), CUZK_BUFFER_TOO_SMALL);
+        assert_eq!(len, CUZK_PROOF_BYTES);
+        len = 0;
+        assert_eq!(cuzk_prove(a, p, &req, proof.as_mut_ptr(), 191, &mut len, &mut t, &mut *e), CUZK_BUFFER_TOO_SMALL);
+        assert_eq!(len, CUZK_PROOF_BYTES);
+        assert_eq!(proof, [0u8; CUZK_PROOF_BYTES]);
+
+        assert_eq!(cuzk_prove(a, p, &req, proof.as_mut_ptr(), proof.len(), &mut len, &mut t, &mut *e), CUZK_OK, "{}", message(&e));
+        assert_eq!(len, CUZK_PROOF_BYTES);
+        assert!(t.total > 0.0 && t.verify > 0.0 && t.total >= t.witness + t.spmv);
+        assert_eq!(t.backend, cuzk_backend::CUZK_BACKEND_CPU as u32);
+        assert_eq!(cuzk_verify(p, &req, proof.as_ptr(), len, &mut *e), CUZK_OK, "{}", message(&e));
+        // Another seed has other public inputs: the proof does not verify for it.
+        assert_eq!(cuzk_verify(p, &request(c, 8), proof.as_ptr(), len, &mut *e), CUZK_VERIFICATION_FAILED);
+        assert_eq!(cuzk_verify(p, &req, proof.as_ptr(), 100, &mut *e), CUZK_INVALID_ARGUMENT);
+        let mut bad = proof;
+        bad[0] ^= 0x01;
+        let s = cuzk_verify(p, &req, bad.as_ptr(), len, &mut *e);
+        assert!(matches!(s, CUZK_MALFORMED_PROOF | CUZK_VERIFICATION_FAILED), "{s:?}");
+
+        // Request errors.
+        let mut r = req;
+        r.reserved[3] = 1;
+        assert_eq!(cuzk_prove(a, p, &r, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_INVALID_ARGUMENT);
+        let mut r = req;
+        r.backend = 9;
+        assert_eq!(cuzk_prove(a, p, &r, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_INVALID_ARGUMENT);
+        let mut r = req;
+        r.backend = cuzk_backend::CUZK_BACKEND_CUDA as u32;
+        r.device = 99;
+        assert_eq!(cuzk_prove(a, p, &r, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_NO_SUCH_DEVICE);
+        let r = request(mimc(5000), 1);
+        assert_eq!(cuzk_prove(a, p, &r, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_CIRCUIT_MISMATCH);
+        assert_eq!(cuzk_prove(a, null(), &req, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_NULL_ARGUMENT);
+
+        // Parameters of another circuit: refused, not a wrong proof.
+        let other = mimc(300);
+        let other_params = cpath(&dir.join("other.params"));
+        let mut q: *mut cuzk_params = null_mut();
+        assert_eq!(cuzk_params_generate(&other, other_params.as_ptr(), 1, &mut q, &mut *e), CUZK_OK);
+        assert_eq!(cuzk_prove(a, q, &req, proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_PARAMS_MISMATCH);
+
+        let mut m = cuzk_mem_stats::default();
+        assert_eq!(cuzk_mem_stats(&mut m, &mut *e), CUZK_OK);
+        assert!(m.rss_bytes > 0 && m.peak_rss_bytes >= m.rss_bytes / 2 && m.srs_bytes > 0);
+        assert_eq!(cuzk_mem_trim(&mut *e), CUZK_OK);
+
+        assert_eq!(cuzk_params_unload(q, &mut *e), CUZK_OK);
+        cuzk_params_free(q);
+        cuzk_params_free(p);
+        assert_eq!(cuzk_pce_unload(a, &mut *e), CUZK_OK);
+        cuzk_pce_free(a);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn corrupt_pce_file_is_refused() {
+    let dir = tmp_dir("corrupt");
+    let path = dir.join("bad.pce");
+    std::fs::write(&path, b"this is not a PCE file at all, just some bytes").unwrap();
+    let mut e = new_err();
+    let mut out: *mut cuzk_pce = null_mut();
+    // A size no other test loads, so the registry has no instance for it.
+    let s = unsafe { cuzk_pce_load(&mimc(777), cpath(&path).as_ptr(), 0, &mut out, &mut *e) };
+    assert_eq!(s, CUZK_BAD_PCE_FILE, "{}", message(&e));
+    assert!(out.is_null());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[allow(dead_code)]
+fn _abi_types_are_ffi_safe(_: cuzk_mem_stats, _: cuzk_timings, _: *const c_char) {}

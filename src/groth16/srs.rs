@@ -1,0 +1,87 @@
+//! Groth16 parameters (the SRS) loaded once per file and kept resident.
+//!
+//! Keyed by the canonical path, so two spellings of one file share one copy.
+//! Concurrent loads of one file read it once. The points are accounted as
+//! [`Owner::Srs`] for as long as any user holds the `Arc`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, G1Affine, G2Affine};
+use once_cell::sync::{Lazy, OnceCell};
+
+use super::read_params;
+use crate::mem::{self, Owner, Tracked};
+use crate::{Error, Result};
+
+struct Entry {
+    params: Arc<Parameters<Bls12>>,
+    tracked: Option<Tracked>,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        if let Some(t) = self.tracked.take() {
+            mem::release_when_dropped(Arc::downgrade(&self.params), t);
+        }
+    }
+}
+
+type Slot = Arc<OnceCell<Entry>>;
+static SLOTS: Lazy<Mutex<HashMap<PathBuf, Slot>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn slots() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Slot>> {
+    SLOTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Bytes the points of `p` take in memory (points × their in-memory sizes).
+pub fn params_bytes(p: &Parameters<Bls12>) -> u64 {
+    let g1 = std::mem::size_of::<G1Affine>() as u64;
+    let g2 = std::mem::size_of::<G2Affine>() as u64;
+    let n1 = p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.vk.ic.len();
+    // vk: alpha, beta, delta in G1; beta, gamma, delta in G2.
+    (n1 as u64 + 3) * g1 + (p.b_g2.len() as u64 + 3) * g2
+}
+
+fn canonical(path: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+}
+
+/// The parameters in `path`, read on first use (`checked`: validate every
+/// point, slow) and shared afterwards.
+pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
+    let key = canonical(path)?;
+    let slot = slots().entry(key.clone()).or_default().clone();
+    let e = slot.get_or_try_init(|| -> Result<Entry> {
+        let params = read_params(&key, checked)?;
+        let tracked = Tracked::new(Owner::Srs, params_bytes(&params));
+        Ok(Entry { params: Arc::new(params), tracked: Some(tracked) })
+    })?;
+    Ok(e.params.clone())
+}
+
+/// Drops the cache's reference to the parameters of `path`; false if they were
+/// not loaded. Freed when the last user drops its `Arc`.
+pub fn unload(path: &Path) -> bool {
+    let Ok(key) = canonical(path) else { return false };
+    let removed = {
+        let mut s = slots();
+        match s.get(&key) {
+            Some(slot) if slot.get().is_some() => s.remove(&key),
+            _ => None,
+        }
+    };
+    let was = removed.is_some();
+    drop(removed);
+    mem::sweep();
+    was
+}
+
+/// Canonical paths of the loaded parameter files.
+pub fn loaded() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = slots().iter().filter(|(_, s)| s.get().is_some()).map(|(k, _)| k.clone()).collect();
+    v.sort();
+    v
+}

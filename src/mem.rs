@@ -1,0 +1,266 @@
+//! Memory instrumentation: what the kernel says the process holds (VmRSS,
+//! VmHWM, RssAnon, RssFile), a resettable peak, `malloc_trim`, and per-owner
+//! byte accounting that the rest of the crate keeps up to date through
+//! [`Tracked`] guards.
+//!
+//! The kernel figures are the truth; the owner counters say *who* holds it.
+//! VmHWM is the kernel's own high-water mark, so a short-lived spike between
+//! two samples is never missed (sampling VmRSS is how the anchor under-reported
+//! its peak by 70 GiB).
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, Weak};
+
+use crate::{Error, Result};
+
+/// Who holds a block of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Owner {
+    /// PCE bytes in anonymous (heap) memory: the dictionary, and the matrices
+    /// of a PCE that was extracted but not (yet) saved and mapped.
+    Pce,
+    /// PCE bytes mapped from a `.pce` file (page cache, shared, reclaimable).
+    PceMapped,
+    /// Groth16 parameters (SRS) held resident.
+    Srs,
+    /// Witness assignments of in-flight proofs.
+    Witness,
+    /// The a, b, c evaluations of in-flight proofs.
+    Abc,
+    /// Device memory in use on the GPUs (all devices together).
+    Gpu,
+}
+
+impl Owner {
+    pub const ALL: [Owner; 6] =
+        [Owner::Pce, Owner::PceMapped, Owner::Srs, Owner::Witness, Owner::Abc, Owner::Gpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Owner::Pce => "pce",
+            Owner::PceMapped => "pce_mapped",
+            Owner::Srs => "srs",
+            Owner::Witness => "witness",
+            Owner::Abc => "abc",
+            Owner::Gpu => "gpu",
+        }
+    }
+
+    fn slot(self) -> &'static AtomicU64 {
+        &COUNTERS[self as usize]
+    }
+}
+
+static COUNTERS: [AtomicU64; 6] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
+
+/// A byte count: `u64`, `usize` or `u32`, so callers need no casts.
+pub trait ByteCount {
+    fn to_u64(self) -> u64;
+}
+impl ByteCount for u64 {
+    fn to_u64(self) -> u64 {
+        self
+    }
+}
+impl ByteCount for usize {
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+}
+impl ByteCount for u32 {
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+}
+
+/// RAII accounting: adds `bytes` to `owner` on creation, subtracts them on drop.
+#[derive(Debug)]
+pub struct Tracked {
+    owner: Owner,
+    bytes: u64,
+}
+
+impl Tracked {
+    pub fn new(owner: Owner, bytes: impl ByteCount) -> Tracked {
+        let bytes = bytes.to_u64();
+        owner.slot().fetch_add(bytes, Ordering::Relaxed);
+        Tracked { owner, bytes }
+    }
+
+    /// Changes the amount this guard accounts for.
+    pub fn set(&mut self, bytes: impl ByteCount) {
+        let bytes = bytes.to_u64();
+        let slot = self.owner.slot();
+        if bytes >= self.bytes {
+            slot.fetch_add(bytes - self.bytes, Ordering::Relaxed);
+        } else {
+            slot.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
+        }
+        self.bytes = bytes;
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.owner.slot().fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// Guards of shared objects (`Arc`s handed out by the PCE registry and the SRS
+/// cache) whose owner already let go: each is released once the last strong
+/// reference is gone. Swept whenever counters are read.
+type Liveness = Box<dyn Fn() -> bool + Send>;
+type Guard = Box<dyn std::any::Any + Send>;
+static PENDING: Mutex<Vec<(Liveness, Guard)>> = Mutex::new(Vec::new());
+
+/// Keeps `guard` (one or more [`Tracked`]) alive until the object behind
+/// `weak` is dropped by its last user (checked lazily, whenever counters are
+/// read).
+pub(crate) fn release_when_dropped<T: Send + Sync + 'static, G: Send + 'static>(weak: Weak<T>, guard: G) {
+    let alive: Liveness = Box::new(move || weak.strong_count() > 0);
+    PENDING.lock().unwrap_or_else(|p| p.into_inner()).push((alive, Box::new(guard)));
+    sweep();
+}
+
+/// Releases the guards of objects nobody holds any more.
+pub(crate) fn sweep() {
+    let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+    pending.retain(|(alive, _)| alive());
+}
+
+/// Bytes currently accounted to `owner`.
+pub fn owner_bytes(owner: Owner) -> u64 {
+    sweep();
+    owner.slot().load(Ordering::Relaxed)
+}
+
+/// The process's memory, from the kernel and from the crate's own accounting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemStats {
+    /// Resident set size now (VmRSS).
+    pub rss_bytes: u64,
+    /// Peak resident set since start or the last [`reset_peak`] (VmHWM).
+    pub peak_rss_bytes: u64,
+    /// Resident anonymous memory (heap, stacks).
+    pub rss_anon_bytes: u64,
+    /// Resident file-backed memory (mapped PCE files, the binary).
+    pub rss_file_bytes: u64,
+    pub pce_bytes: u64,
+    pub pce_mapped_bytes: u64,
+    pub srs_bytes: u64,
+    pub witness_bytes: u64,
+    pub abc_bytes: u64,
+    pub gpu_bytes: u64,
+    /// Whether [`reset_peak`] works here (probed once; then what the last
+    /// attempt found).
+    pub peak_reset_supported: bool,
+}
+
+/// The value of a `Key:  123 kB` line of a `/proc/*/status` text, in bytes;
+/// 0 when the key is missing or malformed.
+pub fn parse_status_field(status: &str, key: &str) -> u64 {
+    for line in status.lines() {
+        let Some(rest) = line.strip_prefix(key) else { continue };
+        let Some(rest) = rest.strip_prefix(':') else { continue };
+        let mut parts = rest.split_whitespace();
+        let Some(n) = parts.next().and_then(|n| n.parse::<u64>().ok()) else { return 0 };
+        let unit = match parts.next().map(|u| u.to_ascii_lowercase()) {
+            None => 1,
+            Some(u) if u == "b" => 1,
+            Some(u) if u == "kb" => 1 << 10,
+            Some(u) if u == "mb" => 1 << 20,
+            Some(u) if u == "gb" => 1 << 30,
+            Some(_) => return 0,
+        };
+        return n.saturating_mul(unit);
+    }
+    0
+}
+
+/// Kernel figures (missing fields read as 0: never an error) and owner counters.
+pub fn stats() -> MemStats {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let f = |k| parse_status_field(&status, k);
+    MemStats {
+        rss_bytes: f("VmRSS"),
+        peak_rss_bytes: f("VmHWM"),
+        rss_anon_bytes: f("RssAnon"),
+        rss_file_bytes: f("RssFile"),
+        pce_bytes: owner_bytes(Owner::Pce),
+        pce_mapped_bytes: owner_bytes(Owner::PceMapped),
+        srs_bytes: owner_bytes(Owner::Srs),
+        witness_bytes: owner_bytes(Owner::Witness),
+        abc_bytes: owner_bytes(Owner::Abc),
+        gpu_bytes: owner_bytes(Owner::Gpu),
+        peak_reset_supported: peak_reset_supported(),
+    }
+}
+
+const CLEAR_REFS: &str = "/proc/self/clear_refs";
+/// 0: not known yet, 1: works, 2: refused.
+static PEAK_RESET: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the peak can be reset. Until the first [`reset_peak`], probed by
+/// opening `/proc/self/clear_refs` for writing (which changes nothing).
+pub fn peak_reset_supported() -> bool {
+    match PEAK_RESET.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let ok = std::fs::OpenOptions::new().write(true).open(CLEAR_REFS).is_ok();
+            // Only a probe: a real attempt later overrides it.
+            let _ = PEAK_RESET.compare_exchange(0, if ok { 1 } else { 2 }, Ordering::Relaxed, Ordering::Relaxed);
+            ok
+        }
+    }
+}
+
+/// Resets VmHWM to the current RSS (writes `5` to `/proc/self/clear_refs`,
+/// Linux ≥ 4.0). Refused in some containers (read-only /proc) and on other
+/// kernels: then `Error::Io` says why, and [`MemStats::peak_reset_supported`]
+/// turns false.
+pub fn reset_peak() -> Result<()> {
+    use std::io::Write;
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .open(CLEAR_REFS)
+        .and_then(|mut f| f.write_all(b"5"));
+    match r {
+        Ok(()) => {
+            PEAK_RESET.store(1, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) => {
+            PEAK_RESET.store(2, Ordering::Relaxed);
+            Err(Error::Io(format!(
+                "cannot reset the peak RSS: writing 5 to {CLEAR_REFS} failed: {e} \
+                 (needs Linux >= 4.0 and a writable /proc)"
+            )))
+        }
+    }
+}
+
+/// Returns freed heap memory to the kernel (`malloc_trim(0)`; glibc only, a
+/// no-op elsewhere).
+pub fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own arenas; any pad value is valid.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
