@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# GPU checks and benchmarks on the device machine (one H200). Run from the repo
+# root there, with .devkit/gpu (scripts/gpu-run.sh) and .devkit/peer-bench
+# (../shared/tools/peer-bench/build.sh --install .devkit/peer-bench) carried:
+#
+#   bash scripts/device-bench.sh ours   # GPU tests, gpu-check (GPU = CPU bytes), prove and pce-pipeline -j 1,2,4 at 2^20
+#   bash scripts/device-bench.sh peer   # ours vs supraseal-c2 at 2^22 (real params) and 2^24 (dummy params, timing only);
+#                                       # pce-pipeline -n 24 -j 1,2,4,8 on a warm engine
+#
+# Everything printed goes to $OUT/<phase>.log; JSON results beside it.
+set -u -o pipefail
+phase=${1:?phase: ours or peer}
+OUT=${OUT:-/tmp/cuzk-device}
+mkdir -p "$OUT"
+G=.devkit/gpu
+PB=.devkit/peer-bench
+B=$G/cuzk-bench
+P=/tmp/cuzk-params
+mkdir -p $P
+log="$OUT/$phase.log"
+T0=$(date +%s)
+say() { echo "[+$(($(date +%s) - T0))s] $*" | tee -a "$log"; }
+run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; say "rc=${PIPESTATUS[0]}"; }
+chmod +x $G/* $PB/* 2>/dev/null
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; nproc; free -g | head -2; } 2>&1 | tee -a "$log"
+
+case $phase in
+ours)
+  run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu::
+  run timeout 150 $B gpu-check --sizes 2^16,2^20,2^22 --repeat 50 --json "$OUT/gpu-check.json"
+  run timeout 150 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
+  run timeout 120 $B prove --circuit sha256-chain --size 2^20 --backend cuda:0 -n 3 --params $P/s20.params --json "$OUT/ours-2p20.json"
+  for j in 1 2 4; do
+    run timeout 150 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 8 -j $j --backend cuda:0 --params $P/s20.params --plot "$OUT/pipeline-j$j.svg" --json "$OUT/pipeline-j$j.json"
+  done
+  ;;
+peer)
+  # Ours against supraseal-c2 (bellperson 0.27 cuda-supraseal) on the same circuit and parameters.
+  run timeout 240 $B params --circuit sha256-chain --size 2^22 --out $P/s22.params
+  run timeout 120 $PB/peer-bench-supraseal --constraints 2^22 --params $P/s22.params --proofs 3 --no-harness --json "$OUT/peer.jsonl"
+  run timeout 120 $B prove --circuit sha256-chain --size 2^22 --backend cuda:0 -n 3 --params $P/s22.params --json "$OUT/ours-2p22.json"
+  rm -f $P/s22.params
+  run timeout 120 $B params --circuit sha256-chain --size 2^24 --dummy --out $P/d24.params
+  run timeout 150 $PB/peer-bench-supraseal --constraints 2^24 --params $P/d24.params --proofs 2 --no-harness --json "$OUT/peer.jsonl"
+  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 2 --params $P/d24.params --no-verify --json "$OUT/ours-2p24.json"
+  rm -f $P/d24.params
+  # Pipelines with a warm engine, enough proofs to amortise ramp-up.
+  run timeout 100 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
+  for j in 1 2 4 8; do
+    run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 24 -j $j --backend cuda:0 --params $P/s20.params --json "$OUT/pipeline-j$j.json"
+  done
+  ;;
+esac
+say "done"
