@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use cuzk::circuits::{Family, Synthetic};
-use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
+use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
 use cuzk::pce::extract;
 use cuzk::Error;
 use rand::SeedableRng;
@@ -35,7 +35,7 @@ fn engine(budget: u64, workers: usize) -> Engine {
 fn many_callers_stay_inside_the_budget_and_verify() {
     let (c, pce, params) = setup();
     const K: u64 = 3;
-    let e = engine(K * footprint(&pce), 2);
+    let e = engine(K * footprint(&pce, Backend::Cpu), 2);
     let done = AtomicU64::new(0);
     std::thread::scope(|s| {
         for i in 0..4 * K {
@@ -49,7 +49,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
                         params,
                         circuit,
                         public_inputs: Some(inputs),
-                        opts: ProveOptions { backend: cuzk::engine::Backend::Cpu, ..Default::default() },
+                        opts: ProveOptions { backend: Backend::Cpu, ..Default::default() },
                         priority: (i % 3) as u8,
                         cancel: CancelToken::new(),
                         observer: None,
@@ -63,7 +63,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
     assert_eq!(done.load(Ordering::SeqCst), 4 * K);
     let b = e.budget();
     assert!(b.peak_used() <= b.total(), "{} > {}", b.peak_used(), b.total());
-    assert!(b.peak_used() >= 2 * footprint(&pce), "requests really overlapped");
+    assert!(b.peak_used() >= 2 * footprint(&pce, Backend::Cpu), "requests really overlapped");
     assert_eq!(b.used(), 0, "every reservation released");
     let _ = c;
 }
@@ -71,7 +71,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
 #[test]
 fn a_request_larger_than_the_budget_fails_fast() {
     let (c, pce, params) = setup();
-    let e = engine(footprint(&pce) - 1, 1);
+    let e = engine(footprint(&pce, Backend::Cpu) - 1, 1);
     let start = Instant::now();
     let res = e.prove(ProofRequest {
         pce: &pce,
@@ -90,9 +90,9 @@ fn a_request_larger_than_the_budget_fails_fast() {
 #[test]
 fn cancel_frees_a_queued_reservation() {
     let (c, pce, params) = setup();
-    let e = engine(footprint(&pce), 1);
+    let e = engine(footprint(&pce, Backend::Cpu), 1);
     // Hold the whole budget so the request queues.
-    let held = e.budget().reserve(footprint(&pce), 0, &CancelToken::new()).unwrap();
+    let held = e.budget().reserve(footprint(&pce, Backend::Cpu), 0, &CancelToken::new()).unwrap();
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
         let h = s.spawn(|| {
@@ -111,7 +111,7 @@ fn cancel_frees_a_queued_reservation() {
         cancel.cancel();
         assert!(matches!(h.join().unwrap(), Err(Error::Cancelled)));
     });
-    assert_eq!(e.budget().used(), footprint(&pce), "only the held reservation remains");
+    assert_eq!(e.budget().used(), footprint(&pce, Backend::Cpu), "only the held reservation remains");
     drop(held);
     assert_eq!(e.budget().used(), 0);
 }

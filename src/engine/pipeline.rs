@@ -110,6 +110,8 @@ pub struct ProofRequest<'a, C> {
 pub enum Stage {
     Witness,
     Spmv,
+    /// A device worker was acquired: the backend stage starts.
+    Backend,
     Prove,
     Verify,
 }
@@ -119,6 +121,7 @@ impl Stage {
         match self {
             Stage::Witness => "witness",
             Stage::Spmv => "spmv",
+            Stage::Backend => "backend start",
             Stage::Prove => "prove",
             Stage::Verify => "verify",
         }
@@ -132,11 +135,19 @@ pub struct Engine {
 }
 
 /// Host bytes one in-flight proof holds at its peak, from the PCE's exact
-/// dimensions: the witness (`32·(inputs + aux)`, allocated once at its final
-/// size) plus a, b, c padded to the domain (`3·32·m`, the H stage's peak; the
-/// later MSM scalar copies are smaller: at most `2·32·aux ≤ 2·32·m`).
-pub fn footprint(pce: &Pce) -> u64 {
-    32 * (pce.num_inputs + pce.num_aux) as u64 + 96 * pce.domain_size() as u64
+/// dimensions. Both backends hold the witness (`32·(inputs + aux)`, allocated
+/// once at its final size) and a, b, c. The CPU backend pads a, b, c to the
+/// domain in place for its NTTs (`3·32·m`, the peak; the later MSM scalar
+/// copies are smaller). The CUDA backend keeps them at `n` rows and receives
+/// the `m − 1` H coefficients while they are alive (`3·32·n + 32·m`); the
+/// density-selected scalar copies that follow are smaller.
+pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
+    let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
+    let (n, m) = (pce.num_constraints() as u64, pce.domain_size() as u64);
+    match backend {
+        Backend::Cuda(_) => witness + 96 * n + 32 * m,
+        Backend::Cpu | Backend::Auto => witness + 96 * m,
+    }
 }
 
 impl Engine {
@@ -177,11 +188,16 @@ impl Engine {
         self.devices.iter().map(|d| d.backend).collect()
     }
 
-    /// Predicted peak RSS for `j` proofs in flight: what is resident before the
-    /// first proof (`static_bytes`: runtime + PCE + SRS, measured or summed from
-    /// the accounting) plus `j` footprints.
-    pub fn predicted_peak(static_bytes: u64, pce: &Pce, j: usize) -> u64 {
-        static_bytes + j as u64 * footprint(pce)
+    /// The largest footprint a proof of `pce` can have on this engine's devices.
+    pub fn footprint(&self, pce: &Pce) -> u64 {
+        self.devices.iter().map(|d| footprint(pce, d.backend)).max().unwrap_or(0)
+    }
+
+    /// Predicted peak RSS for `j` proofs in flight: what is resident once the
+    /// engine is warm (`static_bytes`: runtime, GPU driver, PCE, SRS — measured
+    /// after a first proof, or summed from the accounting) plus `j` footprints.
+    pub fn predicted_peak(&self, static_bytes: u64, pce: &Pce, j: usize) -> u64 {
+        static_bytes + j as u64 * self.footprint(pce)
     }
 
     /// The device for a request: the named one, or the one with most free workers.
@@ -207,7 +223,7 @@ impl Engine {
             }
         };
         let device = self.pick(opts.backend)?;
-        let reservation = self.budget.reserve(footprint(pce), priority, &cancel)?;
+        let reservation = self.budget.reserve(footprint(pce, device.backend), priority, &cancel)?;
         let start = Instant::now();
         let mut t = Timings::default();
         let (w, abc) = self.synthesis.install(|| -> Result<_> {
@@ -223,6 +239,7 @@ impl Engine {
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
         let abc_bytes = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
         let slot = device.acquire(&cancel)?;
+        notify(Stage::Backend);
         let (proof, pt) = prove_on(device.backend, pce, &w, abc, params, &opts)?;
         drop(slot);
         drop(abc_bytes);

@@ -126,21 +126,43 @@ pub fn spmv_bytes(pce: &Pce) -> u64 {
 }
 
 pub fn run(o: Opts) -> Result<()> {
+    #[cfg(feature = "porep")]
+    if let Some(size) = o.c.circuit.strip_prefix("porep-") {
+        use cuzk::circuits::porep::{blank_circuit, circuit_id, make_c1, PorepC1, PorepSize};
+        let size = PorepSize::from_name(size)?;
+        let scratch = std::env::temp_dir().join(format!("cuzk-porep-{}", std::process::id()));
+        let (c1, c1_s) = stage("making a real C1 (add_piece, PC1, PC2, C1)", || make_c1(size, &scratch, o.c.seed));
+        let c1 = PorepC1::parse_for(&c1?, size)?;
+        let _ = std::fs::remove_dir_all(&scratch);
+        println!("C1 made in {c1_s:.2} s ({} partitions; partition 0 is measured)", c1.num_partitions());
+        return run_with(&o, &circuit_id(size)?, || Ok(c1.circuit(0)?), || Ok(blank_circuit(size)?));
+    }
     let circuit = o.c.instance(0)?;
+    run_with(&o, &circuit.circuit_id(), || Ok(circuit.clone()), || Ok(circuit.blank()))
+}
+
+/// The measurement on any circuit: `make` builds a fresh instance each time.
+fn run_with<C: bellperson::Circuit<Scalar>>(
+    o: &Opts,
+    circuit_id: &str,
+    make: impl Fn() -> Result<C>,
+    blank: impl FnOnce() -> Result<C>,
+) -> Result<()> {
     let spill_path = std::env::temp_dir().join(format!("cuzk-pce-bench-{}.bin", std::process::id()));
 
     // Old path, then spill and drop its results.
-    let (reference, old_synth_s) = stage("old path: reference synthesis", || ReferenceCs::synthesize(circuit.clone()));
+    let (reference, old_synth_s) = stage("old path: reference synthesis", || -> Result<ReferenceCs> { Ok(ReferenceCs::synthesize(make()?)?) });
     let reference = reference?;
     let old_densities = [reference.a_aux_density.clone(), reference.b_input_density.clone(), reference.b_aux_density.clone()];
     spill(&spill_path, &vectors(&reference.abc, &reference.witness, &old_densities))?;
     drop(reference);
     drop(old_densities);
 
-    let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
-    let pce = pce?;
-    let (w, witness_s) = stage("PCE path: witness", || Witness::generate(circuit.clone()));
-    let w = w?;
+    let (pce, extract_s) = stage("extracting the PCE", || -> Result<Pce> { Ok(extract(blank()?)?) });
+    let pce: Pce = pce?;
+    let (w, witness_s) =
+        stage("PCE path: witness", || -> Result<Witness> { Ok(Witness::generate_sized(make()?, pce.num_inputs, pce.num_aux)?) });
+    let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
     let abc = abc?;
     let pce_synth_s = witness_s + spmv_s;
@@ -158,7 +180,7 @@ pub fn run(o: Opts) -> Result<()> {
     let speedup = old_synth_s / pce_synth_s;
 
     let mut rows = vec![
-        ("circuit", format!("{} ({})", o.c.circuit, circuit.circuit_id())),
+        ("circuit", format!("{} ({circuit_id})", o.c.circuit)),
         ("constraints", pce.num_constraints().to_string()),
         ("inputs / aux", format!("{} / {}", pce.num_inputs, pce.num_aux)),
         ("non-zeros", pce.nnz().to_string()),
@@ -180,7 +202,7 @@ pub fn run(o: Opts) -> Result<()> {
         o.c.json.as_deref(),
         &json!({
             "circuit": o.c.circuit,
-            "circuit_id": circuit.circuit_id(),
+            "circuit_id": circuit_id,
             "constraints": pce.num_constraints(),
             "nnz": pce.nnz(),
             "pce_bytes": pce.byte_len(),

@@ -72,6 +72,24 @@ struct Phase {
     predicted: Option<u64>,
     verified: usize,
     wall_s: f64,
+    /// Fraction of the wall time some proof was in its backend stage.
+    backend_busy: Option<f64>,
+}
+
+/// Length of the union of intervals.
+fn union_len(mut v: Vec<(f64, f64)>) -> f64 {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut total, mut end) = (0.0, f64::MIN);
+    for (s, e) in v {
+        if s > end {
+            total += e - s;
+            end = e;
+        } else if e > end {
+            total += e - end;
+            end = e;
+        }
+    }
+    total
 }
 
 fn load_or_generate(path: &PathBuf, circuit: &cuzk::circuits::Synthetic) -> Result<Parameters<Bls12>> {
@@ -108,7 +126,7 @@ pub fn run(o: Opts) -> Result<()> {
             let pce = extract(circuit.blank())?;
             mem::trim();
             let static_rss = tl.mark("PCE loaded");
-            pce_stats = Some((pce.num_constraints(), footprint(&pce)));
+            pce_stats = Some((pce.num_constraints(), footprint(&pce, cuzk::engine::resolve(backend)?)));
             phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend)?);
             Ok(())
         })();
@@ -125,6 +143,9 @@ pub fn run(o: Opts) -> Result<()> {
             ("proofs verified", format!("{}/{}", p.verified, o.n)),
             ("wall", format!("{:.2} s ({:.2} proofs/min)", p.wall_s, 60.0 * o.n as f64 / p.wall_s)),
         ];
+        if let Some(busy) = p.backend_busy {
+            rows.push(("backend (GPU/MSM) busy", format!("{:.1}% of wall", 100.0 * busy)));
+        }
         if let Some(pred) = p.predicted {
             rows.push(("predicted peak", format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0))));
         }
@@ -144,6 +165,7 @@ pub fn run(o: Opts) -> Result<()> {
         json!({
             "baseline_rss_bytes": p.baseline, "peak_rss_bytes": p.peak, "final_rss_bytes": p.after_trim,
             "predicted_peak_bytes": p.predicted, "proofs_verified": p.verified, "wall_s": p.wall_s,
+            "backend_busy_fraction": p.backend_busy,
         })
     };
     let (constraints, fp) = pce_stats.unwrap_or_default();
@@ -161,6 +183,7 @@ pub fn run(o: Opts) -> Result<()> {
             "final_rss_bytes": new.after_trim,
             "predicted_peak_bytes": new.predicted,
             "proofs_verified": new.verified,
+            "backend_busy_fraction": new.backend_busy,
             "peak_reset_supported": mem::peak_reset_supported(),
             "old": phases.iter().find(|p| p.name == "old").map(phase_json),
         }),
@@ -199,6 +222,8 @@ fn run_jobs(o: &Opts, job: impl Fn(usize) -> Result<bool> + Sync) -> Result<(usi
 
 /// bellperson's own prover (synthesis + proof), J at once.
 fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phase> {
+    let warm = o.c.instance(u64::MAX / 2)?;
+    bellperson::groth16::create_random_proof(warm, params, &mut rand::rngs::OsRng)?;
     mem::trim();
     reset_peak();
     let baseline = tl.mark("old: before first proof");
@@ -214,7 +239,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s })
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -226,20 +251,47 @@ fn new_phase(
     static_rss: u64,
     backend: Backend,
 ) -> Result<Phase> {
+    let backend = cuzk::engine::resolve(backend)?;
     let engine = Engine::new(EngineConfig {
         synthesis_threads: 0,
-        devices: None,
+        devices: Some(match backend {
+            Backend::Cuda(id) => vec![id],
+            _ => vec![],
+        }),
         workers_per_device: o.j,
-        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce)),
+        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend)),
+    })?;
+    // A warm-up proof: the runtime (thread pools, GPU context, the SRS upload)
+    // belongs to the static part, not to the proofs measured.
+    let warm = o.c.instance(u64::MAX / 2)?;
+    let warm_inputs = warm.public_inputs();
+    engine.prove(ProofRequest {
+        pce: &pce,
+        params,
+        circuit: warm,
+        public_inputs: Some(warm_inputs),
+        opts: ProveOptions { backend, verify: true, randomness: None },
+        priority: 0,
+        cancel: CancelToken::new(),
+        observer: None,
     })?;
     mem::trim();
     reset_peak();
-    let baseline = tl.mark("PCE: before first proof");
-    let predicted = Engine::predicted_peak(static_rss.max(baseline), &pce, o.j);
+    let baseline = tl.mark("PCE: before first proof (warm)");
+    let predicted = engine.predicted_peak(static_rss.max(baseline), &pce, o.j);
+    let intervals = Mutex::new(Vec::new());
+    let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
+        let began = Mutex::new(0.0);
         let c = o.c.instance(i as u64)?;
         let inputs = c.public_inputs();
         let observe = |st: cuzk::engine::Stage| {
+            let now = t0.elapsed().as_secs_f64();
+            match st {
+                cuzk::engine::Stage::Backend => *began.lock().unwrap() = now,
+                cuzk::engine::Stage::Prove => intervals.lock().unwrap().push((*began.lock().unwrap(), now)),
+                _ => {}
+            }
             tl.mark(format!("PCE: proof {i} after {}", st.name()));
         };
         let res = engine.prove(ProofRequest {
@@ -260,5 +312,6 @@ fn new_phase(
     tl.mark("PCE: after drop");
     mem::trim();
     let after_trim = tl.mark("PCE: after trim");
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s })
+    let backend_busy = Some(union_len(intervals.into_inner().unwrap()) / wall_s);
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy })
 }
