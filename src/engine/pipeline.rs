@@ -137,8 +137,8 @@ pub struct Engine {
 /// Host bytes one in-flight proof holds at its peak, from the PCE's exact
 /// dimensions. Both backends hold the witness (`32·(inputs + aux)`, allocated
 /// once at its final size) and a, b, c. The CPU backend pads a, b, c to the
-/// domain in place for its NTTs (`3·32·m`, the peak; the later MSM scalar
-/// copies are smaller). The CUDA backend keeps them at `n` rows and receives
+/// domain in place for its NTTs and holds the domain's twiddle tables
+/// (`3·32·m + 32·m`, the peak; the later MSM scalar copies are smaller). The CUDA backend keeps them at `n` rows and receives
 /// the `m − 1` H coefficients while they are alive (`3·32·n + 32·m`); the
 /// density-selected scalar copies that follow are smaller.
 pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
@@ -146,7 +146,7 @@ pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
     let (n, m) = (pce.num_constraints() as u64, pce.domain_size() as u64);
     match backend {
         Backend::Cuda(_) => witness + 96 * n + 32 * m,
-        Backend::Cpu | Backend::Auto => witness + 96 * m,
+        Backend::Cpu | Backend::Auto => witness + 128 * m,
     }
 }
 

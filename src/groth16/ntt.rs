@@ -11,12 +11,27 @@ use crate::{Error, Result};
 /// Elements per independent block for the first stages (fits in L2).
 const BLOCK: usize = 1 << 12;
 
-/// An evaluation domain of size `2^log_m`.
+/// An evaluation domain of size `2^log_m`, with its twiddle tables (`ω^j` and
+/// `ω^-j` for `j < m/2`: `32·m` bytes, shared by every transform on it).
 pub struct Domain {
     pub log_m: u32,
-    omega: Scalar,
-    omega_inv: Scalar,
+    twiddles: Vec<Scalar>,
+    inv_twiddles: Vec<Scalar>,
     m_inv: Scalar,
+}
+
+/// `[1, w, w², …]` of length `n`, in parallel chunks each seeded by one power.
+fn powers(w: Scalar, n: usize) -> Vec<Scalar> {
+    const CHUNK: usize = 1 << 12;
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, part)| {
+        let mut p = w.pow_vartime([(c * CHUNK) as u64]);
+        for x in part {
+            *x = p;
+            p *= w;
+        }
+    });
+    out
 }
 
 impl Domain {
@@ -33,8 +48,8 @@ impl Domain {
         }
         Ok(Domain {
             log_m,
-            omega,
-            omega_inv: omega.invert().unwrap(),
+            twiddles: powers(omega, m / 2),
+            inv_twiddles: powers(omega.invert().unwrap(), m / 2),
             m_inv: Scalar::from(m as u64).invert().unwrap(),
         })
     }
@@ -44,11 +59,11 @@ impl Domain {
     }
 
     pub fn fft(&self, v: &mut [Scalar]) {
-        ntt(v, self.omega);
+        ntt(v, &self.twiddles);
     }
 
     pub fn ifft(&self, v: &mut [Scalar]) {
-        ntt(v, self.omega_inv);
+        ntt(v, &self.inv_twiddles);
         let m_inv = self.m_inv;
         v.par_iter_mut().for_each(|x| *x *= m_inv);
     }
@@ -98,21 +113,14 @@ fn bit_reverse(v: &mut [Scalar]) {
     }
 }
 
-/// In-place decimation-in-time NTT with root `w` (`v.len()` a power of two).
-fn ntt(v: &mut [Scalar], w: Scalar) {
+/// In-place decimation-in-time NTT (`v.len()` a power of two) with `tw` the
+/// powers `w^j`, `j < n/2`, of its root; stage `len` uses stride `n/(2·len)`.
+fn ntt(v: &mut [Scalar], tw: &[Scalar]) {
     let n = v.len();
     if n <= 1 {
         return;
     }
     bit_reverse(v);
-    // Twiddles for the last stage: w^j, j < n/2; stage `len` uses stride n/(2·len).
-    let half = n / 2;
-    let mut tw = Vec::with_capacity(half);
-    (0..half)
-        .into_par_iter()
-        .with_min_len(1 << 14)
-        .map(|j| w.pow_vartime([j as u64]))
-        .collect_into_vec(&mut tw);
     let stage = |chunk: &mut [Scalar], len: usize| {
         let stride = n / (2 * len);
         for block in chunk.chunks_mut(2 * len) {
