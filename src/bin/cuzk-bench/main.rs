@@ -1,6 +1,7 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
 //! for machines (keys documented in the README).
 
+mod extract;
 mod gpu_check;
 mod logcap;
 mod params;
@@ -68,6 +69,8 @@ enum Command {
     GpuCheck(gpu_check::Opts),
     /// Writes a .params file (real, or --dummy for timing only).
     Params(params::Opts),
+    /// Extracts a circuit's PCE, saves it and loads it back (e.g. porep-32g).
+    Extract(extract::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -84,6 +87,7 @@ fn main() {
         Command::PcePipeline(o) => pipeline::run(o),
         Command::GpuCheck(o) => gpu_check::run(o),
         Command::Params(o) => params::run(o),
+        Command::Extract(o) => extract::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");
