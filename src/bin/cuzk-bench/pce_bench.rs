@@ -24,6 +24,12 @@ pub struct Opts {
     /// Skip the memory-bandwidth measurement.
     #[arg(long)]
     pub no_membw: bool,
+    /// Save the extracted PCE here, reload it (mapped) and use the reloaded one.
+    #[arg(long, conflicts_with = "load_pce")]
+    pub save_pce: Option<PathBuf>,
+    /// Use this .pce file instead of extracting (a bad file is an error).
+    #[arg(long)]
+    pub load_pce: Option<PathBuf>,
 }
 
 /// The vectors compared, in spill order.
@@ -158,7 +164,20 @@ fn run_with<C: bellperson::Circuit<Scalar>>(
     drop(reference);
     drop(old_densities);
 
-    let (pce, extract_s) = stage("extracting the PCE", || -> Result<Pce> { Ok(extract(blank()?)?) });
+    let (pce, extract_s) = stage("extracting (or loading) the PCE", || -> Result<Pce> {
+        if let Some(path) = &o.load_pce {
+            return Ok(cuzk::pce::file::load(path, Some(circuit_id), true)?.pce);
+        }
+        let pce = extract(blank()?)?;
+        match &o.save_pce {
+            Some(path) => {
+                cuzk::pce::file::save(&pce, circuit_id, path)?;
+                drop(pce);
+                Ok(cuzk::pce::file::load(path, Some(circuit_id), true)?.pce)
+            }
+            None => Ok(pce),
+        }
+    });
     let pce: Pce = pce?;
     let (w, witness_s) =
         stage("PCE path: witness", || -> Result<Witness> { Ok(Witness::generate_sized(make()?, pce.num_inputs, pce.num_aux)?) });
