@@ -1,24 +1,14 @@
 //! The CPU backend: H by NTTs, MSMs by blst's Pippenger, bases chosen by the
 //! density bitmaps exactly as bellperson's prover chooses them.
 
-use std::time::Instant;
-
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
 use super::msm::{msm_g1, msm_g2};
-use super::{ntt, select, ProofParts, ProveTimings};
+use super::{ntt, select, timed, ProofParts, ProveTimings};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;
 use crate::Result;
-
-/// Times `f` into `slot`.
-fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    *slot = start.elapsed().as_secs_f64();
-    out
-}
 
 pub fn proof_parts(
     pce: &Pce,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
-use super::{assemble, check_inputs, select, ProofParts, ProveTimings};
+use super::{assemble, check_inputs, select, timed, ProofParts, ProveTimings};
 use crate::gpu::{self, ResidentG1, ResidentG2};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{Abc, Pce};
@@ -118,13 +118,6 @@ fn g2(dev: u32, placed: &Placement, host: &[G2Affine], range: std::ops::Range<us
         Placement::Resident(srs) => srs.b_g2.msm(range, s)?,
         Placement::Streamed => gpu::msm_g2_host(dev as usize, &host[range], s)?,
     })
-}
-
-fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    *slot = start.elapsed().as_secs_f64();
-    out
 }
 
 /// Proves on CUDA device `device`; byte-identical to the CPU backend.

@@ -73,6 +73,14 @@ pub(crate) fn select(bits: &crate::pce::Bitmap, values: &[Scalar]) -> Vec<Scalar
         .collect()
 }
 
+/// Runs `f`, storing its duration in seconds into `slot`.
+pub(crate) fn timed<T>(slot: &mut f64, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    *slot = start.elapsed().as_secs_f64();
+    out
+}
+
 /// Combines the MSM results with the randomisers r, s (constant-time scalar
 /// multiplications; secret r and s never meet a variable-time routine).
 pub fn assemble(
