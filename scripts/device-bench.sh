@@ -6,6 +6,7 @@
 #   bash scripts/device-bench.sh ours   # GPU tests, gpu-check (GPU = CPU bytes), prove and pce-pipeline -j 1,2,4 at 2^20
 #   bash scripts/device-bench.sh peer   # ours vs supraseal-c2 at 2^22 (real params) and 2^24 (dummy params, timing only);
 #                                       # pce-pipeline -n 24 -j 1,2,4,8 on a warm engine
+#   bash scripts/device-bench.sh multi  # on a multi-GPU kind: pce-pipeline on 1 GPU vs all GPUs
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -49,6 +50,15 @@ peer)
   for j in 1 2 4 8; do
     run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 24 -j $j --backend cuda:0 --params $P/s20.params --json "$OUT/pipeline-j$j.json"
   done
+  ;;
+multi)
+  # Several GPUs in one process (nvidia-h200-x2 or larger): the same pipeline on
+  # one GPU, then spread over all of them.
+  run timeout 100 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
+  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
+  run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 32 -j 8 --backend cuda:0 --params $P/s20.params --json "$OUT/multi-1gpu.json"
+  run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 64 -j 16 --backend auto --params $P/s20.params --json "$OUT/multi-allgpu.json"
+  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   ;;
 esac
 say "done"

@@ -32,7 +32,7 @@ pub struct Opts {
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
-    /// cpu | cuda | cuda:ID | auto
+    /// cpu | cuda | cuda:ID | auto (auto: every GPU, each proof to the least busy one)
     #[arg(long, default_value = "cpu")]
     pub backend: String,
     /// Parameters file; generated (real, bellperson's generator) if absent.
@@ -127,6 +127,9 @@ pub fn run(o: Opts) -> Result<()> {
             mem::trim();
             let static_rss = tl.mark("PCE loaded");
             pce_stats = Some((pce.num_constraints(), footprint(&pce, cuzk::engine::resolve(backend)?)));
+            if backend == Backend::Auto {
+                println!("GPUs: {}", cuzk::engine::gpu_count());
+            }
             phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend)?);
             Ok(())
         })();
@@ -251,30 +254,34 @@ fn new_phase(
     static_rss: u64,
     backend: Backend,
 ) -> Result<Phase> {
-    let backend = cuzk::engine::resolve(backend)?;
+    // `auto` spreads the J pipelines over every GPU (or the CPU without one).
+    let devices = match backend {
+        Backend::Cuda(id) => Some(vec![id]),
+        Backend::Auto => None,
+        Backend::Cpu => Some(vec![]),
+    };
     let engine = Engine::new(EngineConfig {
         synthesis_threads: 0,
-        devices: Some(match backend {
-            Backend::Cuda(id) => vec![id],
-            _ => vec![],
-        }),
+        devices,
         workers_per_device: o.j,
-        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend)),
+        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
     })?;
-    // A warm-up proof: the runtime (thread pools, GPU context, the SRS upload)
-    // belongs to the static part, not to the proofs measured.
-    let warm = o.c.instance(u64::MAX / 2)?;
-    let warm_inputs = warm.public_inputs();
-    engine.prove(ProofRequest {
-        pce: &pce,
-        params,
-        circuit: warm,
-        public_inputs: Some(warm_inputs),
-        opts: ProveOptions { backend, verify: true, randomness: None },
-        priority: 0,
-        cancel: CancelToken::new(),
-        observer: None,
-    })?;
+    // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
+    // SRS uploads) belongs to the static part, not to the proofs measured.
+    for device in engine.backends() {
+        let warm = o.c.instance(u64::MAX / 2)?;
+        let warm_inputs = warm.public_inputs();
+        engine.prove(ProofRequest {
+            pce: &pce,
+            params,
+            circuit: warm,
+            public_inputs: Some(warm_inputs),
+            opts: ProveOptions { backend: device, verify: true, randomness: None },
+            priority: 0,
+            cancel: CancelToken::new(),
+            observer: None,
+        })?;
+    }
     mem::trim();
     reset_peak();
     let baseline = tl.mark("PCE: before first proof (warm)");
