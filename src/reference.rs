@@ -15,7 +15,7 @@ use crate::witness::Witness;
 use crate::Result;
 
 /// Everything bellperson's prover holds after synthesis.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct ReferenceCs {
     pub abc: Abc,
     pub witness: Witness,
@@ -79,7 +79,7 @@ impl ConstraintSystem<Scalar> for ReferenceCs {
 
     fn new() -> Self {
         ReferenceCs {
-            abc: Abc { a: vec![], b: vec![], c: vec![] },
+            abc: Abc::new(vec![], vec![], vec![]),
             witness: Witness::default(),
             a_aux_density: vec![],
             b_input_density: vec![],

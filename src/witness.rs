@@ -6,7 +6,7 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use blstrs::Scalar;
 use ff::Field;
 
-use crate::Result;
+use crate::{Error, Result};
 
 /// A circuit's assignment: `inputs[0]` is the ONE input.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -23,12 +23,18 @@ impl Witness {
     }
 
     /// As `generate`, with room reserved for `inputs` and `aux` values (known
-    /// from the PCE) so the vectors never reallocate.
+    /// from the PCE) so the vectors never reallocate. A circuit that panics
+    /// (e.g. on a malformed vanilla proof) is a synthesis error, not a crash.
     pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness> {
-        let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
-        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut cs)?;
-        Ok(cs.0)
+        let run = || -> Result<Witness> {
+            let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
+            cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+            circuit.synthesize(&mut cs)?;
+            Ok(cs.0)
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+            Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p))))
+        })
     }
 
     pub fn heap_bytes(&self) -> usize {

@@ -244,19 +244,10 @@ fn guarded<T>(what: &str, make: fn(String) -> Error, f: impl FnOnce() -> anyhow:
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(make(format!("{what}: {e:#}"))),
-        Err(p) => Err(make(format!("{what}: panicked: {}", panic_message(&p)))),
+        Err(p) => Err(make(format!("{what}: panicked: {}", crate::error::panic_text(&*p)))),
     }
 }
 
-fn panic_message(p: &Box<dyn Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
 
 fn vanilla_params<Tree: Shape>(size: PorepSize) -> Result<stacked::PublicParams<Tree>> {
     guarded("building PoRep public parameters", Error::InvalidInput, || {
@@ -795,7 +786,7 @@ pub fn prove_partition<R: rand_core::RngCore>(
     rng: &mut R,
 ) -> Result<Proof<Bls12>> {
     let circuit = c1.circuit(k)?;
-    let witness = synth_guard(|| crate::witness::Witness::generate(circuit))?;
+    let witness = crate::witness::Witness::generate(circuit)?;
     check_witness_fits(pce, &witness, c1)?;
     let abc = crate::pce::evaluate(pce, &witness)?;
     let (r, s) = match &opts.randomness {
@@ -808,17 +799,6 @@ pub fn prove_partition<R: rand_core::RngCore>(
     Ok(proof)
 }
 
-/// Runs witness generation, turning a panic inside the circuit (e.g. a non-canonical field
-/// element in a vanilla proof) into `Error::Synthesis`.
-fn synth_guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => Err(Error::Synthesis(format!(
-            "PoRep circuit panicked during synthesis: {}",
-            panic_message(&p)
-        ))),
-    }
-}
 
 fn verify_partition(
     pvk: &bgroth16::PreparedVerifyingKey<Bls12>,

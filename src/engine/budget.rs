@@ -11,19 +11,27 @@ use crate::{Error, Result};
 /// How urgently a proof is needed: higher values overtake queued lower ones.
 pub type Priority = u8;
 
-/// Cancels a request that is still queued; safe to trigger from any thread.
+/// Cancels a request that is still queued (or between its stages); safe to
+/// trigger from any thread. A child token also sees its parent's cancel.
 #[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken {
+    flag: Arc<AtomicBool>,
+    parent: Option<Arc<AtomicBool>>,
+}
 
 impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
+    /// A token cancelled by its own `cancel` or by this one's.
+    pub fn child(&self) -> CancelToken {
+        CancelToken { flag: Arc::default(), parent: Some(self.flag.clone()) }
+    }
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.flag.store(true, Ordering::SeqCst);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.flag.load(Ordering::SeqCst) || self.parent.as_ref().is_some_and(|p| p.load(Ordering::SeqCst))
     }
     /// `Err(Cancelled)` once cancelled.
     pub fn check(&self) -> Result<()> {
@@ -73,6 +81,11 @@ impl MemoryBudget {
     /// Bytes reserved now.
     pub fn used(&self) -> u64 {
         self.lock().used
+    }
+
+    /// Requests waiting for budget now.
+    pub fn waiting(&self) -> usize {
+        self.lock().waiting.len()
     }
 
     /// The most bytes ever reserved at once.
@@ -143,6 +156,14 @@ impl Reservation {
         let bytes = bytes.min(self.bytes);
         self.bytes -= bytes;
         self.budget.release(bytes);
+    }
+
+    /// Moves `bytes` of this reservation into a new one, to be given back
+    /// when the buffers it stands for die (e.g. with a, b, c).
+    pub fn split(&mut self, bytes: u64) -> Reservation {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        Reservation { budget: self.budget.clone(), bytes }
     }
 }
 

@@ -3,9 +3,11 @@
 
 pub mod budget;
 mod pipeline;
+#[cfg(test)]
+mod tests;
 
 pub use budget::{CancelToken, MemoryBudget, Priority, Reservation};
-pub use pipeline::{footprint, BudgetSpec, Engine, EngineConfig, ProofRequest, Stage};
+pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage};
 
 use std::time::Instant;
 
@@ -64,6 +66,8 @@ impl Default for ProveOptions {
 /// Seconds per stage of one proof.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timings {
+    /// Waiting for the memory budget and for a device worker (engine only).
+    pub queued: f64,
     pub witness: f64,
     pub spmv: f64,
     pub prove: ProveTimings,
@@ -148,6 +152,19 @@ pub fn resolve(b: Backend) -> Result<Backend> {
             if cfg!(feature = "cuda") { "" } else { "; built without the cuda feature" }
         ))),
         other => Ok(other),
+    }
+}
+
+/// Free and total memory of CUDA device `id`, now.
+pub fn device_memory(id: u32) -> Result<(u64, u64)> {
+    #[cfg(feature = "cuda")]
+    {
+        let d = crate::gpu::device_info(id as usize)?;
+        Ok((d.free_bytes, d.total_bytes))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
     }
 }
 

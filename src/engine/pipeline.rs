@@ -12,8 +12,9 @@ use blstrs::{Bls12, Scalar};
 
 use super::budget::{CancelToken, MemoryBudget, Priority};
 use super::{gpu_count, prove_on, seconds_since, verify_into, Backend, ProveOptions, Timings};
+use crate::groth16::ProveTimings;
 use crate::mem::{Owner, Tracked};
-use crate::pce::{evaluate, Pce};
+use crate::pce::{evaluate, Abc, Pce};
 use crate::witness::Witness;
 use crate::{Error, Result};
 
@@ -60,34 +61,195 @@ impl Default for EngineConfig {
     }
 }
 
-/// A counting semaphore for one device's backend workers.
-struct Slots {
-    backend: Backend,
-    free: Mutex<usize>,
-    cv: Condvar,
+/// How many backend failures in a row take a device out of `Auto` rotation.
+const FAILURES_TO_SIDELINE: u32 = 3;
+
+/// One device's (or the CPU's) backend-stage workers and counters.
+#[derive(Default)]
+struct Lane {
+    free: usize,
+    proofs: u64,
+    failures: u64,
+    failures_in_a_row: u32,
+    /// Seconds with at least one backend stage running, closed intervals.
+    busy: f64,
+    busy_since: Option<Instant>,
 }
 
-impl Slots {
-    fn acquire(&self, cancel: &CancelToken) -> Result<SlotGuard<'_>> {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
+impl Lane {
+    fn healthy(&self) -> bool {
+        self.failures_in_a_row < FAILURES_TO_SIDELINE
+    }
+}
+
+/// What one of the engine's devices has done so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceStats {
+    pub backend: Backend,
+    pub workers: usize,
+    /// Workers running a backend stage now.
+    pub in_use: usize,
+    /// Backend stages that succeeded / failed.
+    pub proofs: u64,
+    pub failures: u64,
+    /// Wall seconds with at least one backend stage running (the union of
+    /// their intervals, so busy / wall is the device's busy fraction).
+    pub busy_seconds: f64,
+    /// False once it failed `FAILURES_TO_SIDELINE` times in a row: `Auto`
+    /// requests avoid it (a request naming it still goes there, and a success
+    /// brings it back).
+    pub healthy: bool,
+    /// Device memory (cudaMemGetInfo) now; 0 for the CPU.
+    pub vram_free: u64,
+    pub vram_total: u64,
+}
+
+/// The devices' workers behind one lock, so a request can wait for whichever
+/// device frees a worker first.
+struct Lanes {
+    backends: Vec<Backend>,
+    workers: usize,
+    state: Mutex<Vec<Lane>>,
+    freed: Condvar,
+}
+
+/// A backend-stage worker of lane `index`, given back on drop.
+struct Slot<'a> {
+    lanes: &'a Lanes,
+    index: usize,
+}
+
+impl Lanes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lane>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a worker of the wanted device, or with `Auto` of whichever
+    /// healthy device (other than `avoid`) has one free first.
+    fn acquire(&self, want: Backend, avoid: Option<Backend>, cancel: &CancelToken) -> Result<Slot<'_>> {
+        let allowed: Vec<usize> = match want {
+            Backend::Auto => (0..self.backends.len()).filter(|&i| Some(self.backends[i]) != avoid).collect(),
+            b => vec![self.index_of(b)?],
+        };
+        let mut st = self.lock();
+        loop {
             cancel.check()?;
-            free = self.cv.wait_timeout(free, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
+            let usable = allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy());
+            let mut usable = usable.peekable();
+            if usable.peek().is_none() {
+                return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
+            }
+            // Most free workers first; ties go to the first listed.
+            if let Some(i) = usable.filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free)) {
+                let lane = &mut st[i];
+                lane.free -= 1;
+                if lane.free + 1 == self.workers {
+                    lane.busy_since = Some(Instant::now());
+                }
+                return Ok(Slot { lanes: self, index: i });
+            }
+            st = self.freed.wait_timeout(st, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
         }
-        *free -= 1;
-        Ok(SlotGuard(self))
     }
-    fn free(&self) -> usize {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner())
+
+    fn index_of(&self, b: Backend) -> Result<usize> {
+        self.backends.iter().position(|&x| x == b).ok_or_else(|| {
+            Error::InvalidInput(format!("{b:?} is not one of this engine's devices {:?}", self.backends))
+        })
+    }
+
+    /// Counts a backend outcome; only device errors count against its health.
+    fn record<T>(&self, index: usize, outcome: &Result<T>) {
+        let lane = &mut self.lock()[index];
+        match outcome {
+            Ok(_) => {
+                lane.proofs += 1;
+                lane.failures_in_a_row = 0;
+            }
+            Err(e) => {
+                lane.failures += 1;
+                if matches!(e, Error::Gpu(_)) {
+                    lane.failures_in_a_row += 1;
+                }
+            }
+        }
+    }
+
+    fn stats(&self) -> Vec<DeviceStats> {
+        let st = self.lock();
+        self.backends
+            .iter()
+            .zip(st.iter())
+            .map(|(&backend, lane)| {
+                let (vram_free, vram_total) = match backend {
+                    Backend::Cuda(id) => super::device_memory(id).unwrap_or((0, 0)),
+                    _ => (0, 0),
+                };
+                DeviceStats {
+                    backend,
+                    workers: self.workers,
+                    in_use: self.workers - lane.free,
+                    proofs: lane.proofs,
+                    failures: lane.failures,
+                    busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
+                    healthy: lane.healthy(),
+                    vram_free,
+                    vram_total,
+                }
+            })
+            .collect()
     }
 }
 
-struct SlotGuard<'a>(&'a Slots);
+impl Slot<'_> {
+    fn backend(&self) -> Backend {
+        self.lanes.backends[self.index]
+    }
+}
 
-impl Drop for SlotGuard<'_> {
+impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.0.cv.notify_one();
+        let mut st = self.lanes.lock();
+        let lane = &mut st[self.index];
+        lane.free += 1;
+        if lane.free == self.lanes.workers {
+            if let Some(t) = lane.busy_since.take() {
+                lane.busy += t.elapsed().as_secs_f64();
+            }
+        }
+        drop(st);
+        self.lanes.freed.notify_all();
+    }
+}
+
+/// The backend stage (H and the MSMs) on one device. The engine's seam: tests
+/// put a double here to stand in for several GPUs, and to make one fail.
+pub(crate) trait BackendStage: Send + Sync {
+    fn prove(
+        &self,
+        backend: Backend,
+        pce: &Pce,
+        w: &Witness,
+        abc: Abc,
+        params: &Parameters<Bls12>,
+        opts: &ProveOptions,
+    ) -> Result<(Proof<Bls12>, ProveTimings)>;
+}
+
+/// The real backends.
+struct Backends;
+
+impl BackendStage for Backends {
+    fn prove(
+        &self,
+        backend: Backend,
+        pce: &Pce,
+        w: &Witness,
+        abc: Abc,
+        params: &Parameters<Bls12>,
+        opts: &ProveOptions,
+    ) -> Result<(Proof<Bls12>, ProveTimings)> {
+        prove_on(backend, pce, w, abc, params, opts)
     }
 }
 
@@ -131,7 +293,8 @@ impl Stage {
 pub struct Engine {
     budget: Arc<MemoryBudget>,
     synthesis: rayon::ThreadPool,
-    devices: Vec<Slots>,
+    lanes: Lanes,
+    stage: Box<dyn BackendStage>,
 }
 
 /// Host bytes one in-flight proof holds at its peak, from the PCE's exact
@@ -150,32 +313,57 @@ pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
     }
 }
 
+/// The part of [`footprint`] that is a, b and c, given back to the budget the
+/// moment the backend frees them (after the upload on a GPU, after the NTTs
+/// on the CPU); what remains covers the witness and H's coefficients.
+fn abc_part(pce: &Pce, backend: Backend) -> u64 {
+    match backend {
+        Backend::Cuda(_) => 96 * pce.num_constraints() as u64,
+        Backend::Cpu | Backend::Auto => 96 * pce.domain_size() as u64,
+    }
+}
+
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine> {
+        let ids: Vec<u32> = match &cfg.devices {
+            Some(ids) => ids.clone(),
+            None => (0..gpu_count() as u32).collect(),
+        };
+        for &id in &ids {
+            if id as usize >= gpu_count() {
+                return Err(Error::Gpu(format!("no CUDA device {id} ({} present)", gpu_count())));
+            }
+        }
+        let backends = if ids.is_empty() { vec![Backend::Cpu] } else { ids.into_iter().map(Backend::Cuda).collect() };
+        Self::with_stage(cfg, backends, Box::new(Backends))
+    }
+
+    /// An engine over the given backends, with `stage` running their backend
+    /// stage (a test double stands in for devices this machine lacks).
+    pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<dyn BackendStage>) -> Result<Engine> {
         let synthesis = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.synthesis_threads)
             .thread_name(|i| format!("cuzk-synth-{i}"))
             .build()
             .map_err(|e| Error::InvalidInput(format!("synthesis pool: {e}")))?;
-        let ids: Vec<u32> = match cfg.devices {
-            Some(ids) => ids,
-            None => (0..gpu_count() as u32).collect(),
-        };
-        for &id in &ids {
-            if id as usize >= gpu_count() {
-                return Err(Error::Gpu(format!("no CUDA device {id}")));
+        let mut seen = Vec::new();
+        for b in &backends {
+            if seen.contains(b) {
+                return Err(Error::InvalidInput(format!("{b:?} is listed twice")));
             }
+            seen.push(*b);
         }
-        let backends: Vec<Backend> =
-            if ids.is_empty() { vec![Backend::Cpu] } else { ids.into_iter().map(Backend::Cuda).collect() };
         let workers = cfg.workers_per_device.max(1);
         Ok(Engine {
             budget: MemoryBudget::new(cfg.budget.bytes()?),
             synthesis,
-            devices: backends
-                .into_iter()
-                .map(|backend| Slots { backend, free: Mutex::new(workers), cv: Condvar::new() })
-                .collect(),
+            lanes: Lanes {
+                state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
+                backends,
+                workers,
+                freed: Condvar::new(),
+            },
+            stage,
         })
     }
 
@@ -185,12 +373,17 @@ impl Engine {
 
     /// The backends this engine proves on.
     pub fn backends(&self) -> Vec<Backend> {
-        self.devices.iter().map(|d| d.backend).collect()
+        self.lanes.backends.clone()
+    }
+
+    /// What each device has done so far, in [`Engine::backends`] order.
+    pub fn device_stats(&self) -> Vec<DeviceStats> {
+        self.lanes.stats()
     }
 
     /// The largest footprint a proof of `pce` can have on this engine's devices.
     pub fn footprint(&self, pce: &Pce) -> u64 {
-        self.devices.iter().map(|d| footprint(pce, d.backend)).max().unwrap_or(0)
+        self.lanes.backends.iter().map(|&b| footprint(pce, b)).max().unwrap_or(0)
     }
 
     /// Predicted peak RSS for `j` proofs in flight: what is resident once the
@@ -200,21 +393,12 @@ impl Engine {
         static_bytes + j as u64 * self.footprint(pce)
     }
 
-    /// The device for a request: the named one, or the one with most free workers.
-    fn pick(&self, want: Backend) -> Result<&Slots> {
-        match want {
-            Backend::Auto => {
-                Ok(self.devices.iter().max_by_key(|d| d.free()).expect("an engine has at least one device"))
-            }
-            b => self.devices.iter().find(|d| d.backend == b).ok_or_else(|| {
-                Error::InvalidInput(format!("{b:?} is not one of this engine's devices {:?}", self.backends()))
-            }),
-        }
-    }
-
     /// Proves one request; safe to call from many threads at once. Waits for
-    /// budget (by priority) and for a worker of the chosen device; a cancel
-    /// while waiting returns `Cancelled` and frees the reservation.
+    /// budget (by priority), synthesizes, then waits for a worker of the named
+    /// device — or, with `Auto`, of whichever healthy device frees one first.
+    /// A cancel while waiting (or between stages) returns `Cancelled` and
+    /// frees the reservation. An `Auto` request whose device fails is retried
+    /// once on another one.
     pub fn prove<C: Circuit<Scalar> + Send>(&self, req: ProofRequest<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
         let ProofRequest { pce, params, circuit, public_inputs, opts, priority, cancel, observer } = req;
         let notify = |s: Stage| {
@@ -222,14 +406,19 @@ impl Engine {
                 f(s)
             }
         };
-        let device = self.pick(opts.backend)?;
-        let reservation = self.budget.reserve(footprint(pce, device.backend), priority, &cancel)?;
+        // Every lane of an engine is the same kind (CUDA devices, or the CPU).
+        let kind = match opts.backend {
+            Backend::Auto => self.lanes.backends[0],
+            b => self.lanes.backends[self.lanes.index_of(b)?],
+        };
         let start = Instant::now();
-        let mut t = Timings::default();
+        let mut reservation = self.budget.reserve(footprint(pce, kind), priority, &cancel)?;
+        let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let (w, abc) = self.synthesis.install(|| -> Result<_> {
             let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux)?;
-            t.witness = seconds_since(start);
+            t.witness = seconds_since(start) - t.queued;
             notify(Stage::Witness);
+            cancel.check()?;
             let spmv = Instant::now();
             let abc = evaluate(pce, &w)?;
             t.spmv = seconds_since(spmv);
@@ -237,12 +426,35 @@ impl Engine {
             Ok((w, abc))
         })?;
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
-        let abc_bytes = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
-        let slot = device.acquire(&cancel)?;
-        notify(Stage::Backend);
-        let (proof, pt) = prove_on(device.backend, pce, &w, abc, params, &opts)?;
-        drop(slot);
-        drop(abc_bytes);
+        let mut abc = Some(abc);
+        let mut failed = None;
+        let (proof, pt) = loop {
+            let mut abc = match abc.take() {
+                Some(abc) => abc,
+                // A retry: a, b, c died with the failed attempt; make them again.
+                None => self.synthesis.install(|| evaluate(pce, &w))?,
+            };
+            let part = match failed {
+                None => reservation.split(abc_part(pce, kind)),
+                Some(_) => self.budget.reserve(abc_part(pce, kind), priority, &cancel)?,
+            };
+            abc.hold((part, Tracked::new(Owner::Abc, abc.heap_bytes() as u64)));
+            let wait = Instant::now();
+            let slot = self.lanes.acquire(opts.backend, failed, &cancel)?;
+            t.queued += seconds_since(wait);
+            notify(Stage::Backend);
+            let outcome = self.stage.prove(slot.backend(), pce, &w, abc, params, &opts);
+            self.lanes.record(slot.index, &outcome);
+            let device = slot.backend();
+            drop(slot);
+            match outcome {
+                Err(Error::Gpu(m)) if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
+                    log::warn!("{device:?} failed ({m}); retrying on another device");
+                    failed = Some(device);
+                }
+                other => break other?,
+            }
+        };
         drop(reservation);
         t.prove = pt;
         notify(Stage::Prove);

@@ -52,13 +52,7 @@ pub(crate) fn finish(err: *mut cuzk_error, outcome: std::thread::Result<FfiResul
 }
 
 fn payload_text(p: &(dyn Any + Send)) -> &str {
-    if let Some(s) = p.downcast_ref::<&'static str>() {
-        s
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s
-    } else {
-        "(non-string panic payload)"
-    }
+    crate::error::panic_text(p)
 }
 
 /// Drops a panic payload; a payload whose destructor panics again is leaked

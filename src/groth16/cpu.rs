@@ -17,8 +17,9 @@ pub fn proof_parts(
     params: &Parameters<Bls12>,
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
-    let Abc { a, b, c } = abc;
+    let Abc { a, b, c, hold } = abc;
     let h_coeffs = timed(&mut t.h, || ntt::compute_h(a, b, c))?;
+    drop(hold); // a, b, c are gone (H lives in what was a's buffer)
     let h = timed(&mut t.msm_h, || msm_g1(&params.h, &h_coeffs));
     drop(h_coeffs);
 

@@ -15,16 +15,41 @@ use crate::witness::Witness;
 use crate::{Error, Result};
 
 /// The three evaluations bellperson's prover calls `a`, `b`, `c`.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Abc {
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
+    /// Dropped with a, b, c: lets the engine give their memory budget back
+    /// the moment a backend frees them (see [`Abc::hold`]).
+    pub(crate) hold: Option<Box<dyn Send + Sync>>,
 }
 
 impl Abc {
+    pub fn new(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Abc {
+        Abc { a, b, c, hold: None }
+    }
+
+    /// Keeps `guard` alive exactly as long as a, b and c.
+    pub fn hold(&mut self, guard: impl Send + Sync + 'static) {
+        self.hold = Some(Box::new(guard));
+    }
+
     pub fn heap_bytes(&self) -> usize {
         (self.a.capacity() + self.b.capacity() + self.c.capacity()) * 32
+    }
+}
+
+impl PartialEq for Abc {
+    fn eq(&self, o: &Abc) -> bool {
+        (&self.a, &self.b, &self.c) == (&o.a, &o.b, &o.c)
+    }
+}
+
+impl Eq for Abc {}
+
+impl std::fmt::Debug for Abc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Abc").field("a", &self.a).field("b", &self.b).field("c", &self.c).finish_non_exhaustive()
     }
 }
 
@@ -100,7 +125,7 @@ pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
         || eval_matrix(&pce.a, &z, dict),
         || rayon::join(|| eval_matrix(&pce.b, &z, dict), || eval_matrix(&pce.c, &z, dict)),
     );
-    Ok(Abc { a, b, c })
+    Ok(Abc::new(a, b, c))
 }
 
 /// The index of the first constraint with `a·b ≠ c`, if any.

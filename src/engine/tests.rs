@@ -1,0 +1,182 @@
+//! The engine's multi-device paths on a machine without GPUs: a double stands
+//! in for several CUDA devices (it proves on the CPU under their names) and can
+//! make one of them fail, as a GPU that lost its context would.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bellperson::groth16::{generate_random_parameters, Parameters, Proof};
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+use super::pipeline::BackendStage;
+use super::*;
+use crate::circuits::{Family, Synthetic};
+use crate::groth16::ProveTimings;
+use crate::pce::{extract, Abc, Pce};
+use crate::witness::Witness;
+
+/// "GPUs" that prove on the CPU; `broken` ones fail with a device error. It
+/// records, for each call, the budget in use before and after a, b, c die.
+#[derive(Default)]
+struct FakeGpus {
+    broken: Mutex<Vec<u32>>,
+    budget: Mutex<Option<Arc<MemoryBudget>>>,
+    used_around_abc: Mutex<Vec<(u64, u64)>>,
+    calls: Mutex<Vec<Backend>>,
+    hold: AtomicBool,
+}
+
+impl BackendStage for Arc<FakeGpus> {
+    fn prove(
+        &self,
+        backend: Backend,
+        pce: &Pce,
+        w: &Witness,
+        abc: Abc,
+        params: &Parameters<Bls12>,
+        opts: &ProveOptions,
+    ) -> crate::Result<(Proof<Bls12>, ProveTimings)> {
+        self.calls.lock().unwrap().push(backend);
+        while self.hold.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let Backend::Cuda(id) = backend else { panic!("the double only plays GPUs") };
+        if self.broken.lock().unwrap().contains(&id) {
+            return Err(Error::Gpu(format!("device {id}: an illegal memory access was encountered")));
+        }
+        // What the CUDA backend does first: a, b, c go to the device and die.
+        let budget = self.budget.lock().unwrap().clone().unwrap();
+        let before = budget.used();
+        let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
+        drop(abc);
+        self.used_around_abc.lock().unwrap().push((before, budget.used()));
+        prove_on(Backend::Cpu, pce, w, copy, params, opts)
+    }
+}
+
+fn setup() -> (Pce, Parameters<Bls12>) {
+    let c = Synthetic::new(Family::MimcChain, 1000, 1);
+    let pce = extract(c.blank()).unwrap();
+    let params = generate_random_parameters::<Bls12, _, _>(c.blank(), &mut ChaCha20Rng::seed_from_u64(1)).unwrap();
+    (pce, params)
+}
+
+fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
+    let cfg = EngineConfig { synthesis_threads: 2, devices: None, workers_per_device: 1, budget: BudgetSpec::Bytes(budget) };
+    let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), Box::new(gpus.clone())).unwrap();
+    *gpus.budget.lock().unwrap() = Some(e.budget().clone());
+    e
+}
+
+fn request<'a>(pce: &'a Pce, params: &'a Parameters<Bls12>, seed: u64, backend: Backend) -> ProofRequest<'a, Synthetic> {
+    let circuit = Synthetic::new(Family::MimcChain, 1000, seed);
+    ProofRequest {
+        pce,
+        params,
+        public_inputs: Some(circuit.public_inputs()),
+        circuit,
+        opts: ProveOptions { backend, ..Default::default() },
+        priority: 0,
+        cancel: CancelToken::new(),
+        observer: None,
+    }
+}
+
+#[test]
+fn requests_are_routed_by_device_id_and_spread_when_auto() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 3, 1 << 30);
+    e.prove(request(&pce, &params, 1, Backend::Cuda(2))).unwrap();
+    assert_eq!(*gpus.calls.lock().unwrap(), [Backend::Cuda(2)]);
+    assert!(matches!(e.prove(request(&pce, &params, 1, Backend::Cuda(7))), Err(Error::InvalidInput(_))));
+
+    // Six Auto requests at once, every device held busy until all are queued:
+    // each device takes some.
+    gpus.calls.lock().unwrap().clear();
+    gpus.hold.store(true, Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..6).map(|i| s.spawn({
+            let (e, pce, params) = (&e, &pce, &params);
+            move || e.prove(request(pce, params, 10 + i, Backend::Auto))
+        })).collect();
+        while gpus.calls.lock().unwrap().len() < 3 {
+            std::thread::yield_now();
+        }
+        gpus.hold.store(false, Ordering::SeqCst);
+        for h in hs {
+            h.join().unwrap().expect("verified");
+        }
+    });
+    let stats = e.device_stats();
+    assert_eq!(stats.iter().map(|d| d.proofs).sum::<u64>(), 7);
+    assert!(stats.iter().all(|d| d.proofs >= 1), "{stats:?}");
+    assert!(stats.iter().all(|d| d.busy_seconds > 0.0 && d.in_use == 0 && d.healthy));
+}
+
+#[test]
+fn a_failing_device_does_not_poison_the_others() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    gpus.broken.lock().unwrap().push(1);
+    let e = engine(&gpus, 2, 1 << 30);
+
+    // Named: the error comes back as it is.
+    for _ in 0..FAILURES {
+        assert!(matches!(e.prove(request(&pce, &params, 3, Backend::Cuda(1))), Err(Error::Gpu(_))));
+    }
+    let s = e.device_stats();
+    assert!(!s[1].healthy && s[1].failures == FAILURES as u64, "{s:?}");
+    assert!(s[0].healthy && s[0].failures == 0);
+
+    // Auto: never routed to the sidelined device, every proof verifies.
+    gpus.calls.lock().unwrap().clear();
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let (e, pce, params) = (&e, &pce, &params);
+            s.spawn(move || e.prove(request(pce, params, 20 + i, Backend::Auto)).expect("verified"));
+        }
+    });
+    assert!(gpus.calls.lock().unwrap().iter().all(|&b| b == Backend::Cuda(0)));
+    assert_eq!(e.budget().used(), 0);
+}
+
+const FAILURES: usize = 3;
+
+#[test]
+fn an_auto_request_is_retried_on_another_device() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 2, 1 << 30);
+    // Device 0 breaks while it looks healthy: the first Auto request lands on
+    // it (most free workers, first in order), fails, and is proved on 1.
+    gpus.broken.lock().unwrap().push(0);
+    let (_, t) = e.prove(request(&pce, &params, 5, Backend::Auto)).expect("retried and verified");
+    assert!(t.verify > 0.0);
+    assert_eq!(*gpus.calls.lock().unwrap(), [Backend::Cuda(0), Backend::Cuda(1)]);
+    let s = e.device_stats();
+    assert_eq!((s[0].failures, s[1].proofs), (1, 1));
+    assert_eq!(e.budget().used(), 0, "the retry's reservation was given back too");
+}
+
+#[test]
+fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    e.prove(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();
+    let fp = footprint(&pce, Backend::Cuda(0));
+    let abc = 96 * pce.num_constraints() as u64;
+    assert_eq!(*gpus.used_around_abc.lock().unwrap(), [(fp, fp - abc)]);
+    assert_eq!(e.budget().used(), 0);
+}
+
+#[test]
+fn a_device_listed_twice_is_refused() {
+    let gpus = Arc::new(FakeGpus::default());
+    let cfg = EngineConfig { budget: BudgetSpec::Bytes(1 << 20), ..Default::default() };
+    let r = Engine::with_stage(cfg, vec![Backend::Cuda(0), Backend::Cuda(0)], Box::new(gpus));
+    assert!(matches!(r, Err(Error::InvalidInput(_))));
+}
