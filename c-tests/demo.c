@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
   uint8_t proof[CUZK_PROOF_BYTES];
   size_t len = 0;
   struct cuzk_timings t;
-  if ((s = cuzk_prove(pce, params, &req, proof, sizeof proof, &len, &t, &err)) != CUZK_OK) return fail("cuzk_prove", s, &err);
+  if ((s = cuzk_prove(NULL, pce, params, &req, NULL, proof, sizeof proof, &len, &t, &err)) != CUZK_OK) return fail("cuzk_prove", s, &err);
   printf("3. proof (%zu bytes) on %s: total %.3fs\n", len, t.backend == CUZK_BACKEND_CUDA ? "CUDA" : "CPU", t.total);
   printf("     witness %.3fs  spmv %.3fs  h %.3fs  msm: h %.3fs l %.3fs a %.3fs b_g1 %.3fs b_g2 %.3fs  assembly %.4fs  verify %.3fs\n",
          t.witness, t.spmv, t.h, t.msm_h, t.msm_l, t.msm_a, t.msm_b_g1, t.msm_b_g2, t.assembly, t.verify);

@@ -69,7 +69,7 @@ int main(void) {
   size_t len = 0;
   struct cuzk_timings t;
   memset(proof, 0, sizeof proof);
-  REQUIRE_OK(cuzk_prove(pce, params, &req, proof, sizeof proof, &len, &t, &err), &err);
+  REQUIRE_OK(cuzk_prove(NULL, pce, params, &req, NULL, proof, sizeof proof, &len, &t, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES);
   EXPECT(t.total > 0 && t.verify > 0 && t.witness > 0 && t.msm_h >= 0);
   EXPECT(t.total >= t.witness + t.spmv + t.verify);
@@ -83,22 +83,22 @@ int main(void) {
   fast.skip_verify = 1;
   fast.backend = CUZK_BACKEND_CPU;
   uint8_t proof2[CUZK_PROOF_BYTES];
-  EXPECT_STATUS(CUZK_OK, cuzk_prove(pce, params, &fast, proof2, sizeof proof2, &len, &t, &err), &err);
+  EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, pce, params, &fast, NULL, proof2, sizeof proof2, &len, &t, &err), &err);
   EXPECT(t.verify == 0.0);
   EXPECT(memcmp(proof, proof2, sizeof proof) != 0); /* fresh r, s */
   EXPECT_STATUS(CUZK_OK, cuzk_verify(params, &req, proof2, len, &err), &err);
 
   /* --- Short buffers: refused up front, needed size reported. */
   len = 0;
-  EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(pce, params, &req, NULL, 0, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 0, &len, NULL, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES);
   len = 0;
   uint8_t small[CUZK_PROOF_BYTES - 1];
   memset(small, 0xab, sizeof small);
-  EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(pce, params, &req, small, sizeof small, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(NULL, pce, params, &req, NULL, small, sizeof small, &len, NULL, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES && small[0] == 0xab);
-  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(pce, params, &req, NULL, 192, &len, NULL, &err), &err);
-  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(pce, params, &req, proof2, 192, NULL, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, proof2, 192, NULL, NULL, &err), &err);
 
   /* --- Verification failures. */
   struct cuzk_prove_request other_seed = request_for(circuit, 8);
@@ -112,29 +112,29 @@ int main(void) {
   /* --- Bad requests. */
   struct cuzk_prove_request bad = req;
   bad.reserved[0] = 1;
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
   bad = req;
   bad.backend = 77;
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
   bad = req;
   bad.backend = CUZK_BACKEND_CUDA;
   bad.device = 64;
-  EXPECT_STATUS(CUZK_NO_SUCH_DEVICE, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_NO_SUCH_DEVICE, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
   bad = req;
   bad.input = (const uint8_t *)"{}";
   bad.input_len = 2;
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
   bad = request_for(synthetic(CIRCUIT, 50000), 1);
-  EXPECT_STATUS(CUZK_CIRCUIT_MISMATCH, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_CIRCUIT_MISMATCH, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
   bad = request_for(synthetic("nope", 50000), 1);
-  EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_prove(pce, params, &bad, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_prove(NULL, pce, params, &bad, NULL, proof2, 192, &len, NULL, &err), &err);
 
   /* --- Parameters of another circuit: refused before proving. */
   struct cuzk_circuit small_circuit = synthetic(CIRCUIT, 300);
   struct cuzk_params *wrong = NULL;
   test_path(path, sizeof path, "small.params");
   REQUIRE_OK(cuzk_params_generate(&small_circuit, path, 1, &wrong, &err), &err);
-  EXPECT_STATUS(CUZK_PARAMS_MISMATCH, cuzk_prove(pce, wrong, &req, proof2, 192, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_PARAMS_MISMATCH, cuzk_prove(NULL, pce, wrong, &req, NULL, proof2, 192, &len, NULL, &err), &err);
   EXPECT_STATUS(CUZK_VERIFICATION_FAILED, cuzk_verify(wrong, &req, proof, sizeof proof, &err), &err);
   cuzk_params_free(wrong);
 
@@ -163,7 +163,7 @@ int main(void) {
    * Unload first so the registry consults the file again. */
   EXPECT_STATUS(CUZK_OK, cuzk_pce_unload(pce, &err), &err);
   /* The handle still works after the registry let go. */
-  EXPECT_STATUS(CUZK_OK, cuzk_prove(pce, params, &fast, proof2, sizeof proof2, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, pce, params, &fast, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
   struct cuzk_circuit other = synthetic(CIRCUIT, 5000);
   struct cuzk_pce *q = NULL;
   EXPECT_STATUS(CUZK_BAD_PCE_FILE, cuzk_pce_load(&other, pce_path, 0, &q, &err), &err);
@@ -190,7 +190,7 @@ int main(void) {
   REQUIRE_OK(cuzk_pce_info(q, &c, &err), &err);
   EXPECT(c.nnz == a.nnz && c.num_constraints == a.num_constraints);
   EXPECT(c.instance != a.instance); /* a new instance after the unload */
-  EXPECT_STATUS(CUZK_OK, cuzk_prove(q, params, &fast, proof2, sizeof proof2, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, q, params, &fast, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
 
   cuzk_pce_free(q);
   cuzk_pce_free(pce);

@@ -1,6 +1,8 @@
 /* Several pthreads at once: concurrent first loads of one PCE (one
  * extraction, one instance), concurrent parameter loads, proofs and
- * verifications, and memory statistics read while proofs run. */
+ * verifications, and memory statistics read while proofs run; then the same
+ * threads on an engine whose budget holds two proofs, with a cancelled
+ * request beside them. */
 #include "common.h"
 
 #include <pthread.h>
@@ -12,6 +14,8 @@
 
 static char pce_path[600], params_path[600];
 static volatile int proving_done = 0;
+/* NULL: the default engine (first round); then an engine with a small budget. */
+static struct cuzk_engine *engine = NULL;
 
 struct result {
   int failures;
@@ -38,7 +42,7 @@ static void *prover(void *arg) {
     uint8_t proof[CUZK_PROOF_BYTES];
     size_t len = 0;
     struct cuzk_timings t;
-    if (cuzk_prove(pce, params, &req, proof, sizeof proof, &len, &t, &err) != CUZK_OK ||
+    if (cuzk_prove(engine, pce, params, &req, NULL, proof, sizeof proof, &len, &t, &err) != CUZK_OK ||
         cuzk_verify(params, &req, proof, len, &err) != CUZK_OK) {
       fprintf(stderr, "thread prove: %s: %s\n", cuzk_status_str(err.status), err.message);
       r->failures++;
@@ -85,6 +89,46 @@ int main(void) {
   }
   EXPECT(watcher_bad == 0);
   printf("%d threads x %d proofs: all verified, one PCE instance\n", THREADS, PROOFS_PER_THREAD);
+
+  /* Round two: an engine whose budget holds exactly two proofs. */
+  struct cuzk_pce *pce = NULL;
+  REQUIRE_OK(cuzk_pce_load(&circuit, pce_path, 0, &pce, &err), &err);
+  uint64_t footprint = 0;
+  REQUIRE_OK(cuzk_engine_footprint(NULL, pce, &footprint, &err), &err);
+  struct cuzk_engine_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.flags = CUZK_ENGINE_CPU_ONLY;
+  cfg.synthesis_threads = 2;
+  cfg.budget_bytes = 2 * footprint;
+  REQUIRE_OK(cuzk_engine_new(&cfg, &engine, &err), &err);
+  memset(results, 0, sizeof results);
+  for (int i = 0; i < THREADS; i++) EXPECT(pthread_create(&threads[i], NULL, prover, &results[i]) == 0);
+  /* A request whose token is triggered before it could run holds nothing. */
+  struct cuzk_cancel *cancel = NULL;
+  REQUIRE_OK(cuzk_cancel_new(&cancel, &err), &err);
+  REQUIRE_OK(cuzk_cancel_trigger(cancel, &err), &err);
+  REQUIRE_OK(cuzk_params_load(params_path, 0, &params, &err), &err);
+  struct cuzk_prove_request req = request_for(circuit, 5);
+  uint8_t proof[CUZK_PROOF_BYTES];
+  size_t len = 0;
+  EXPECT_STATUS(CUZK_CANCELLED, cuzk_prove(engine, pce, params, &req, cancel, proof, sizeof proof, &len, NULL, &err), &err);
+  for (int i = 0; i < THREADS; i++) EXPECT(pthread_join(threads[i], NULL) == 0);
+  for (int i = 0; i < THREADS; i++) EXPECT(results[i].failures == 0);
+  struct cuzk_engine_stats st;
+  REQUIRE_OK(cuzk_engine_stats(engine, &st, &err), &err);
+  EXPECT(st.budget_bytes == 2 * footprint && st.budget_peak <= st.budget_bytes && st.budget_used == 0);
+  EXPECT(st.budget_peak == 2 * footprint); /* two really ran at once */
+  struct cuzk_device_stats dev;
+  size_t ndev = 0;
+  REQUIRE_OK(cuzk_engine_devices(engine, &dev, 1, &ndev, &err), &err);
+  EXPECT(ndev == 1 && dev.backend == CUZK_BACKEND_CPU && dev.proofs == THREADS * PROOFS_PER_THREAD && dev.failures == 0);
+  printf("engine: budget %llu B (2 proofs), peak %llu B, %llu proofs, busy %.2f s; cancelled request refused\n",
+         (unsigned long long)st.budget_bytes, (unsigned long long)st.budget_peak,
+         (unsigned long long)dev.proofs, dev.busy_seconds);
+  cuzk_cancel_free(cancel);
+  cuzk_engine_free(engine);
+  cuzk_params_free(params);
+  cuzk_pce_free(pce);
   cleanup_dir();
   return finish("test_threads");
 }

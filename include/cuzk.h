@@ -27,6 +27,18 @@
 #define CUZK_MAX_SYNTHETIC_SIZE (1 << 30)
 
 /**
+ * Prove on the CPU only, even where GPUs are present. A flag of
+ * `cuzk_engine_config`.
+ */
+#define CUZK_ENGINE_CPU_ONLY 1
+
+/**
+ * Host bytes left free when the budget is derived from `MemAvailable`
+ * and `cuzk_engine_config::budget_margin` is 0.
+ */
+#define CUZK_DEFAULT_BUDGET_MARGIN (4 << 30)
+
+/**
  * Validate every curve point while reading (slow: single-threaded in
  * bellperson; minutes for large files). A flag of `cuzk_params_load`.
  * Without it the file is trusted, as filecoin-proofs trusts its cache.
@@ -194,10 +206,11 @@ enum cuzk_circuit_kind
    */
   CUZK_CIRCUIT_SYNTHETIC = 1,
   /**
-   * Filecoin PoRep C2 (one partition circuit): `name` is the sector size
-   * (`"2KiB"`, `"32GiB"`, ...), `size` is 0; the request's `input` carries
-   * the C1 output JSON. Reserved: not yet wired through the ABI
-   * (`CUZK_UNSUPPORTED`).
+   * Filecoin PoRep C2 (V1_1): `name` is the sector size (`"2KiB"`,
+   * `"8MiB"`, `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is
+   * that of one partition circuit; a request's `input` carries the C1
+   * output JSON and its proof is every partition's, concatenated
+   * (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
    */
   CUZK_CIRCUIT_POREP = 2,
 };
@@ -239,6 +252,22 @@ typedef uint32_t cuzk_backend;
 #endif // __cplusplus
 
 /**
+ * A cancellation token (opaque). Pass it to `cuzk_prove`; `cuzk_cancel_trigger`
+ * from any thread makes a request that is still waiting (for budget or a
+ * device, or between stages) return `CUZK_CANCELLED`, holding no memory.
+ * A stage already running finishes first. One token may serve several calls.
+ */
+struct cuzk_cancel;
+
+/**
+ * An engine (opaque): a pool of synthesis threads, per-device backend
+ * workers and a memory budget shared by every proof it runs. Thread-safe:
+ * one engine serves any number of concurrent `cuzk_prove` calls. Free it
+ * with `cuzk_engine_free` after its last use; proofs in flight keep it alive.
+ */
+struct cuzk_engine;
+
+/**
  * A handle to Groth16 parameters kept resident, one instance per file per
  * process (opaque). Immutable: one handle may be used by many threads at
  * once; free it exactly once, after its last use, with `cuzk_params_free`.
@@ -278,6 +307,140 @@ struct cuzk_error {
    * What went wrong, NUL-terminated UTF-8 (empty on success).
    */
   char message[CUZK_ERROR_MESSAGE_LEN];
+};
+
+/**
+ * Names one built-in circuit. Read during the call only; nothing is kept.
+ */
+struct cuzk_circuit {
+  /**
+   * A `cuzk_circuit_kind` value.
+   */
+  uint32_t kind;
+  /**
+   * NUL-terminated UTF-8 name within the kind (see `cuzk_circuit_kind`).
+   */
+  const char *name;
+  /**
+   * Kind-specific size: target constraints for synthetic circuits
+   * (1 ..= 2^30), 0 for PoRep.
+   */
+  uint64_t size;
+};
+
+/**
+ * How an engine proves. Read during `cuzk_engine_new` only.
+ *
+ * A zero-initialised config is valid and is the default: one synthesis
+ * thread per core, every CUDA device (the CPU when there is none), one
+ * backend worker per device, a budget of `MemAvailable` (at creation) minus
+ * `CUZK_DEFAULT_BUDGET_MARGIN`.
+ */
+struct cuzk_engine_config {
+  /**
+   * Threads for witness generation and SpMV; 0: one per core.
+   */
+  uint32_t synthesis_threads;
+  /**
+   * Backend-stage workers per device (proofs on one GPU at once); 0: 1.
+   */
+  uint32_t workers_per_device;
+  /**
+   * The CUDA device ids to use, `num_devices` of them, borrowed for the
+   * call. `(NULL, 0)`: every device.
+   */
+  const uint32_t *devices;
+  size_t num_devices;
+  /**
+   * Host bytes the proofs in flight may hold together; 0: `MemAvailable`
+   * at creation minus `budget_margin`.
+   */
+  uint64_t budget_bytes;
+  /**
+   * With `budget_bytes` = 0, the bytes to leave free; 0:
+   * `CUZK_DEFAULT_BUDGET_MARGIN`.
+   */
+  uint64_t budget_margin;
+  /**
+   * `CUZK_ENGINE_*` flags.
+   */
+  uint32_t flags;
+  /**
+   * Must be zero.
+   */
+  uint32_t _reserved0;
+  /**
+   * Must be zero: room for later fields without breaking the ABI.
+   */
+  uint64_t reserved[4];
+};
+
+/**
+ * An engine's budget now.
+ */
+struct cuzk_engine_stats {
+  /**
+   * The whole budget, bytes.
+   */
+  uint64_t budget_bytes;
+  /**
+   * Reserved by proofs in flight now.
+   */
+  uint64_t budget_used;
+  /**
+   * The most ever reserved at once.
+   */
+  uint64_t budget_peak;
+  /**
+   * Requests waiting for budget now.
+   */
+  uint64_t waiting;
+  /**
+   * Devices of this engine (entries of `cuzk_engine_devices`).
+   */
+  uint32_t num_devices;
+  /**
+   * Backend workers per device.
+   */
+  uint32_t workers_per_device;
+};
+
+/**
+ * What one device of an engine has done (filled by `cuzk_engine_devices`).
+ */
+struct cuzk_device_stats {
+  /**
+   * `CUZK_BACKEND_CPU` or `CUZK_BACKEND_CUDA`.
+   */
+  uint32_t backend;
+  /**
+   * The CUDA device id (0 for the CPU).
+   */
+  uint32_t device;
+  /**
+   * Workers running a backend stage now.
+   */
+  uint32_t in_use;
+  /**
+   * 1 while the device is in rotation for automatic requests; 0 after
+   * three device errors in a row (until a request naming it succeeds).
+   */
+  uint32_t healthy;
+  /**
+   * Backend stages that succeeded / failed.
+   */
+  uint64_t proofs;
+  uint64_t failures;
+  /**
+   * Seconds with at least one backend stage running; divided by the wall
+   * time of a run it is the device's busy fraction.
+   */
+  double busy_seconds;
+  /**
+   * Device memory now (cudaMemGetInfo); 0 for the CPU.
+   */
+  uint64_t vram_free;
+  uint64_t vram_total;
 };
 
 /**
@@ -336,25 +499,6 @@ struct cuzk_mem_stats {
 };
 
 /**
- * Names one built-in circuit. Read during the call only; nothing is kept.
- */
-struct cuzk_circuit {
-  /**
-   * A `cuzk_circuit_kind` value.
-   */
-  uint32_t kind;
-  /**
-   * NUL-terminated UTF-8 name within the kind (see `cuzk_circuit_kind`).
-   */
-  const char *name;
-  /**
-   * Kind-specific size: target constraints for synthetic circuits
-   * (1 ..= 2^30), 0 for PoRep.
-   */
-  uint64_t size;
-};
-
-/**
  * What a PCE holds (filled by `cuzk_pce_info`).
  */
 struct cuzk_pce_info {
@@ -406,12 +550,13 @@ struct cuzk_prove_request {
   struct cuzk_circuit circuit;
   /**
    * Synthetic circuits: the seed of the witness (and so of the public
-   * inputs). Ignored by PoRep.
+   * inputs). Must be 0 for PoRep.
    */
   uint64_t seed;
   /**
-   * Circuit input bytes, borrowed for the call: PoRep's C1 output JSON.
-   * Synthetic circuits take none: `(NULL, 0)`.
+   * Circuit input bytes, borrowed for the call: PoRep's C1 output JSON
+   * (`seal_commit_phase1`'s output, as filecoin-ffi passes it to
+   * `seal_commit_phase2`). Synthetic circuits take none: `(NULL, 0)`.
    */
   const uint8_t *input;
   /**
@@ -431,9 +576,10 @@ struct cuzk_prove_request {
    */
   uint32_t skip_verify;
   /**
-   * Must be zero.
+   * 0..=255: a request waiting for memory budget is overtaken by any
+   * later one of higher priority (0, the default, is the lowest).
    */
-  uint32_t _reserved0;
+  uint32_t priority;
   /**
    * Must be zero: room for later fields without breaking the ABI.
    */
@@ -444,6 +590,10 @@ struct cuzk_prove_request {
  * Seconds spent in each stage of one `cuzk_prove` call.
  */
 struct cuzk_timings {
+  /**
+   * Waiting for the engine's memory budget and for a device worker.
+   */
+  double queued;
   /**
    * Witness generation (alloc-only synthesis).
    */
@@ -481,7 +631,8 @@ struct cuzk_timings {
    */
   uint32_t backend;
   /**
-   * The CUDA device that ran (0 on the CPU).
+   * The CUDA device that ran (0 on the CPU); for PoRep, the last
+   * partition's (partitions may run on different devices).
    */
   uint32_t device;
 };
@@ -509,6 +660,103 @@ const char *cuzk_version(void);
  * safe from any thread (the panic is caught on the calling thread).
  */
 cuzk_status cuzk_debug_panic(struct cuzk_error *err);
+
+/**
+ * Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
+ * for a synthetic circuit, that times the number of partitions for PoRep
+ * (e.g. 10 × 192 for 32GiB). `circuit` is read during the call only.
+ * Thread-safety: safe from any thread.
+ */
+cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, struct cuzk_error *err);
+
+/**
+ * Creates an engine.
+ *
+ * - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
+ *   during the call only.
+ * - `out`: on success receives a new handle the caller owns and frees with
+ *   `cuzk_engine_free`; untouched on failure.
+ * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (reserved fields,
+ * flags), `CUZK_NO_SUCH_DEVICE`, `CUZK_IO` (`/proc/meminfo` unreadable).
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_engine_new(const struct cuzk_engine_config *config,
+                            struct cuzk_engine **out,
+                            struct cuzk_error *err);
+
+/**
+ * Frees an engine handle. NULL is a no-op. Proofs still running on it
+ * finish first (they hold their own reference). Call exactly once per handle.
+ */
+void cuzk_engine_free(struct cuzk_engine *engine);
+
+/**
+ * Fills `out` with the engine's budget figures. `engine` NULL: the default
+ * engine (made if needed). `out` is caller-owned, written only on success.
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
+                              struct cuzk_engine_stats *out,
+                              struct cuzk_error *err);
+
+/**
+ * Writes the stats of the engine's devices (in the order they were
+ * configured) to the caller's array `out` of `cap` entries: the first
+ * `min(cap, devices)` are written and `len` receives the number of devices
+ * (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,
+                                struct cuzk_device_stats *out,
+                                size_t cap,
+                                size_t *len,
+                                struct cuzk_error *err);
+
+/**
+ * Writes to `out` the host bytes one proof of `pce`'s circuit reserves from
+ * the engine's budget (its exact peak: witness, a/b/c and H buffers, from
+ * the PCE's dimensions). A PoRep request reserves this per partition in
+ * flight. `engine` NULL: the default engine.
+ */
+cuzk_status cuzk_engine_footprint(const struct cuzk_engine *engine,
+                                  const struct cuzk_pce *pce,
+                                  uint64_t *out,
+                                  struct cuzk_error *err);
+
+/**
+ * Writes to `out` the peak RSS the engine predicts with `in_flight` proofs
+ * of `pce`'s circuit at once: the process's RSS now (call it once the engine
+ * is warm: PCE and parameters loaded, one proof done, so the GPU context and
+ * resident SRS are counted) plus `in_flight` footprints. `engine` NULL: the
+ * default engine.
+ */
+cuzk_status cuzk_engine_predicted_peak(const struct cuzk_engine *engine,
+                                       const struct cuzk_pce *pce,
+                                       uint32_t in_flight,
+                                       uint64_t *out,
+                                       struct cuzk_error *err);
+
+/**
+ * Creates a cancellation token. `out` receives a handle the caller owns and
+ * frees with `cuzk_cancel_free`.
+ */
+cuzk_status cuzk_cancel_new(struct cuzk_cancel **out, struct cuzk_error *err);
+
+/**
+ * Cancels every request given this token that has not finished: those
+ * waiting return `CUZK_CANCELLED` promptly (within ~20 ms), those in a stage
+ * when it ends. Irreversible. Thread-safety: safe from any thread, at any
+ * time before `cuzk_cancel_free`, also while `cuzk_prove` runs with it.
+ */
+cuzk_status cuzk_cancel_trigger(const struct cuzk_cancel *cancel, struct cuzk_error *err);
+
+/**
+ * Frees a token. NULL is a no-op. Only after every `cuzk_prove` given it
+ * has returned.
+ */
+void cuzk_cancel_free(struct cuzk_cancel *cancel);
 
 /**
  * Fills `out` (caller-owned, written only on success) with current memory
@@ -641,28 +889,39 @@ cuzk_status cuzk_pce_unload(const struct cuzk_pce *pce, struct cuzk_error *err);
 void cuzk_pce_free(struct cuzk_pce *pce);
 
 /**
- * Proves one circuit instance through its PCE and writes the proof.
+ * Proves one circuit instance through its PCE on an engine and writes the
+ * proof.
  *
+ * - `engine`: NULL for the process-wide default engine (made on first use
+ *   with the default `cuzk_engine_config`), else borrowed for the call.
  * - `pce`, `params`: handles borrowed for the call (they must belong to the
  *   request's circuit: `CUZK_CIRCUIT_MISMATCH` / `CUZK_PARAMS_MISMATCH`).
  * - `request`: read during the call only (see `cuzk_prove_request`).
- * - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes;
- *   a synthetic circuit needs `CUZK_PROOF_BYTES`. Written only on success.
+ * - `cancel`: NULL, or a token borrowed for the call; triggering it from
+ *   another thread ends a waiting request with `CUZK_CANCELLED`.
+ * - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
+ *   at least `cuzk_proof_len(circuit)`. Written only on success.
  * - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
  *   receives the bytes needed instead (checked before any work is done, so
  *   `(NULL, 0)` is a cheap size query).
  * - `timings`: NULL or a caller-owned struct, filled on success.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
  *
+ * The request waits until its memory footprint fits the engine's budget
+ * (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
+ * engine's CPU pool, then waits for a worker of its device. A PoRep request
+ * proves its partitions concurrently, each reserving its own footprint.
  * Verification is on unless `request->skip_verify`: a proof that does not
  * verify is `CUZK_VERIFICATION_FAILED` and is not written.
  *
  * Thread-safety: safe from many threads at once, with the same or different
  * handles; each call has its own witness and buffers.
  */
-cuzk_status cuzk_prove(const struct cuzk_pce *pce,
+cuzk_status cuzk_prove(const struct cuzk_engine *engine,
+                       const struct cuzk_pce *pce,
                        const struct cuzk_params *params,
                        const struct cuzk_prove_request *request,
+                       const struct cuzk_cancel *cancel,
                        uint8_t *proof_out,
                        size_t proof_cap,
                        size_t *proof_len,
@@ -671,7 +930,8 @@ cuzk_status cuzk_prove(const struct cuzk_pce *pce,
 
 /**
  * Verifies a proof of `request`'s circuit instance (its public inputs are
- * recomputed from the request) with `params`' verifying key.
+ * recomputed from the request: the seed, or PoRep's C1 output, every
+ * partition checked) with `params`' verifying key.
  *
  * `params`, `request` and the `proof_len` bytes at `proof` are borrowed for
  * the call. Returns `CUZK_OK` when the proof verifies,

@@ -73,6 +73,21 @@ pub struct Timings {
     pub prove: ProveTimings,
     pub verify: f64,
     pub total: f64,
+    /// Where the backend stage ran.
+    pub backend: Option<Backend>,
+}
+
+impl Timings {
+    /// Adds `o`'s seconds stage by stage (several partitions of one request);
+    /// `total` is left to the caller, the backend is `o`'s.
+    pub fn add(&mut self, o: &Timings) {
+        self.queued += o.queued;
+        self.witness += o.witness;
+        self.spmv += o.spmv;
+        self.prove.add(&o.prove);
+        self.verify += o.verify;
+        self.backend = o.backend;
+    }
 }
 
 fn seconds_since(start: Instant) -> f64 {
@@ -98,8 +113,10 @@ pub fn prove_one<C: Circuit<Scalar>>(
     let abc = evaluate(pce, &w)?;
     t.spmv = seconds_since(spmv_start);
 
-    let (proof, pt) = prove_on(resolve(opts.backend)?, pce, &w, abc, params, opts)?;
+    let backend = resolve(opts.backend)?;
+    let (proof, pt) = prove_on(backend, pce, &w, abc, params, opts)?;
     t.prove = pt;
+    t.backend = Some(backend);
     verify_into(&mut t, params, &proof, public_inputs.unwrap_or(&w.inputs[1..]), opts)?;
     t.total = seconds_since(start);
     Ok((proof, t))

@@ -447,6 +447,7 @@ impl Engine {
             self.lanes.record(slot.index, &outcome);
             let device = slot.backend();
             drop(slot);
+            t.backend = Some(device);
             match outcome {
                 Err(Error::Gpu(m)) if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
                     log::warn!("{device:?} failed ({m}); retrying on another device");

@@ -102,14 +102,26 @@ pub(crate) fn arg_out<T>(p: *mut T, name: &str) -> FfiResult<*mut T> {
 /// # Safety
 /// Unless `len == 0`, `p` points to `len` readable bytes that outlive the call.
 pub(crate) unsafe fn arg_bytes<'a>(p: *const u8, len: usize, name: &str) -> FfiResult<&'a [u8]> {
+    arg_slice(p, len, name)
+}
+
+/// A caller's array of `len` values; `(NULL, 0)` is the empty slice.
+///
+/// # Safety
+/// Unless `len == 0`, `p` points to `len` readable, initialised `T`s that
+/// outlive the call.
+pub(crate) unsafe fn arg_slice<'a, T>(p: *const T, len: usize, name: &str) -> FfiResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
     if p.is_null() {
         return Err(null(name));
     }
-    if len > isize::MAX as usize {
+    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
         return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("{name}: length {len} is impossible")));
+    }
+    if !p.is_aligned() {
+        return Err(misaligned(name));
     }
     Ok(std::slice::from_raw_parts(p, len))
 }

@@ -2,8 +2,10 @@
 
 use std::ffi::c_char;
 
-use super::boundary::arg_str;
-use super::status::{cuzk_status::*, Failure, FfiResult};
+use super::boundary::{arg_out, arg_ref, arg_str};
+use super::porep;
+use super::prove::CUZK_PROOF_BYTES;
+use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Family, Synthetic};
 
 /// The kinds of circuit a [`cuzk_circuit`] can name (values of its `kind`).
@@ -15,10 +17,11 @@ pub enum cuzk_circuit_kind {
     /// like PoRep) or `"mimc-chain"` (arithmetic-heavy); `size` is the target
     /// number of constraints (rows).
     CUZK_CIRCUIT_SYNTHETIC = 1,
-    /// Filecoin PoRep C2 (one partition circuit): `name` is the sector size
-    /// (`"2KiB"`, `"32GiB"`, ...), `size` is 0; the request's `input` carries
-    /// the C1 output JSON. Reserved: not yet wired through the ABI
-    /// (`CUZK_UNSUPPORTED`).
+    /// Filecoin PoRep C2 (V1_1): `name` is the sector size (`"2KiB"`,
+    /// `"8MiB"`, `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is
+    /// that of one partition circuit; a request's `input` carries the C1
+    /// output JSON and its proof is every partition's, concatenated
+    /// (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
     CUZK_CIRCUIT_POREP = 2,
 }
 
@@ -90,25 +93,37 @@ impl Circuit {
     pub fn synthetic(&self, seed: u64) -> FfiResult<Synthetic> {
         match self {
             Circuit::Synthetic { family, size } => Ok(Synthetic::new(*family, *size, seed)),
-            Circuit::Porep { .. } => Err(porep_unsupported()),
+            Circuit::Porep { .. } => Err(Failure::new(CUZK_INVALID_ARGUMENT, "a PoRep circuit is not synthetic")),
         }
     }
 
     /// The id of the circuit's R1CS (what the PCE registry is keyed by).
     pub fn circuit_id(&self) -> FfiResult<String> {
-        Ok(self.synthetic(0)?.circuit_id())
+        match self {
+            Circuit::Synthetic { .. } => Ok(self.synthetic(0)?.circuit_id()),
+            Circuit::Porep { sector } => porep::circuit_id(sector),
+        }
+    }
+
+    /// Bytes of one proof of this circuit: 192 per partition.
+    pub fn proof_len(&self) -> FfiResult<usize> {
+        match self {
+            Circuit::Synthetic { .. } => Ok(CUZK_PROOF_BYTES),
+            Circuit::Porep { sector } => Ok(CUZK_PROOF_BYTES * porep::partitions(sector)?),
+        }
     }
 }
 
-/// PoRep through the ABI comes with the PoRep issue; the request layout
-/// already carries what it needs (kind, sector name, C1 JSON bytes).
-pub(crate) fn porep_unsupported() -> Failure {
-    Failure::new(
-        CUZK_UNSUPPORTED,
-        if cfg!(feature = "porep") {
-            "PoRep circuits are not yet wired through the C ABI"
-        } else {
-            "PoRep circuits need the `porep` feature, which this build lacks"
-        },
-    )
+/// Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
+/// for a synthetic circuit, that times the number of partitions for PoRep
+/// (e.g. 10 × 192 for 32GiB). `circuit` is read during the call only.
+/// Thread-safety: safe from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_proof_len(circuit: *const cuzk_circuit, out: *mut usize, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let c = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let out = arg_out(out, "out")?;
+        out.write(c.proof_len()?);
+        Ok(())
+    })
 }

@@ -11,8 +11,8 @@
 //!   `CUZK_PANIC`, never unwinds into the host;
 //! - every pointer is checked (NULL → `CUZK_NULL_ARGUMENT`), `(NULL, 0)` is an
 //!   empty slice, and no host pointer is kept after a call returns;
-//! - handles ([`cuzk_pce`], [`cuzk_params`]) hold an `Arc` to a process-wide
-//!   instance; `*_free(NULL)` is a no-op.
+//! - handles ([`cuzk_pce`], [`cuzk_params`], [`cuzk_engine`]) hold an `Arc` to a
+//!   shared instance; `*_free(NULL)` is a no-op.
 
 #![allow(non_camel_case_types)]
 // Every `extern "C"` fn here dereferences caller pointers after checking them;
@@ -23,9 +23,11 @@
 #[macro_use]
 mod boundary;
 mod circuit;
+mod engine;
 mod mem;
 mod params;
 mod pce;
+mod porep;
 mod prove;
 mod status;
 #[cfg(test)]
@@ -33,7 +35,8 @@ mod tests;
 
 use std::ffi::c_char;
 
-pub use circuit::{cuzk_circuit, cuzk_circuit_kind, Circuit};
+pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, Circuit};
+pub use engine::*;
 pub use mem::*;
 pub use params::*;
 pub use pce::*;

@@ -8,7 +8,7 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
 use super::boundary::{arg_out, arg_path, arg_ref};
-use super::circuit::{cuzk_circuit, porep_unsupported, Circuit};
+use super::circuit::{cuzk_circuit, Circuit};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::groth16::{params::generate_params, srs};
 use crate::Error;
@@ -50,7 +50,10 @@ pub fn load_params(path: &Path, checked: bool) -> FfiResult<cuzk_params> {
 /// writes them to `path` and loads them.
 pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_params> {
     if let Circuit::Porep { .. } = circuit {
-        return Err(porep_unsupported());
+        return Err(Failure::new(
+            CUZK_UNSUPPORTED,
+            "generating PoRep parameters takes hours of CPU: load the Filecoin .params file with cuzk_params_load",
+        ));
     }
     let blank = circuit.synthetic(0)?.blank();
     let seed = if seed == 0 { rand::random::<u64>() | 1 } else { seed };

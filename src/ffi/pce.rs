@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::boundary::{arg_out, arg_path, arg_ref, copy_to_chars};
-use super::circuit::{cuzk_circuit, porep_unsupported, Circuit};
+use super::circuit::{cuzk_circuit, Circuit};
+use super::porep;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::pce::{extract, registry, Pce};
-use crate::Error;
 
 /// Skip the per-section checksums when mapping an existing PCE file (bounds
 /// and structure are still validated). A flag of `cuzk_pce_load`.
@@ -52,17 +52,20 @@ pub struct cuzk_pce_info {
 
 /// Loads a PCE into the process-wide registry (one instance per circuit).
 pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool) -> FfiResult<cuzk_pce> {
-    if let Circuit::Porep { .. } = circuit {
-        return Err(porep_unsupported());
-    }
-    let blank = circuit.synthetic(0)?.blank();
-    let id = blank.circuit_id();
-    drop(circuit);
-    let pce = registry::load_or_extract(&id, path, verify_checksums, move || extract(blank))
-        .map_err(|e| match e {
-            Error::Io(m) => Failure::new(CUZK_IO, format!("PCE file {}: {m}", path.display())),
-            other => Failure::from(other),
-        })?;
+    let io = |f: Failure| match f.status {
+        CUZK_IO => Failure::new(CUZK_IO, format!("PCE file {}: {}", path.display(), f.message)),
+        _ => f,
+    };
+    let (pce, id) = match circuit {
+        Circuit::Porep { sector } => porep::load_pce(&sector, path, verify_checksums).map_err(io)?,
+        synthetic => {
+            let blank = synthetic.synthetic(0)?.blank();
+            let id = blank.circuit_id();
+            let pce = registry::load_or_extract(&id, path, verify_checksums, move || extract(blank))
+                .map_err(|e| io(e.into()))?;
+            (pce, id)
+        }
+    };
     Ok(cuzk_pce { pce, id })
 }
 

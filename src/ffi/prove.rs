@@ -4,12 +4,13 @@ use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
 
 use super::boundary::{arg_bytes, arg_out, arg_ref};
-use super::circuit::{cuzk_circuit, porep_unsupported, Circuit};
+use super::circuit::{cuzk_circuit, Circuit};
+use super::engine::{cuzk_cancel, cuzk_engine, engine_or_default};
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
+use super::porep;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::circuits::Synthetic;
-use crate::engine::{self, Backend, ProveOptions, Timings};
+use crate::engine::{self, Backend, CancelToken, Engine, ProofRequest, ProveOptions, Timings};
 use crate::groth16::{self, proof_bytes};
 
 /// Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
@@ -37,10 +38,11 @@ pub struct cuzk_prove_request {
     /// The circuit to prove: must be the circuit of the PCE handle.
     pub circuit: cuzk_circuit,
     /// Synthetic circuits: the seed of the witness (and so of the public
-    /// inputs). Ignored by PoRep.
+    /// inputs). Must be 0 for PoRep.
     pub seed: u64,
-    /// Circuit input bytes, borrowed for the call: PoRep's C1 output JSON.
-    /// Synthetic circuits take none: `(NULL, 0)`.
+    /// Circuit input bytes, borrowed for the call: PoRep's C1 output JSON
+    /// (`seal_commit_phase1`'s output, as filecoin-ffi passes it to
+    /// `seal_commit_phase2`). Synthetic circuits take none: `(NULL, 0)`.
     pub input: *const u8,
     /// Bytes at `input`.
     pub input_len: usize,
@@ -50,8 +52,9 @@ pub struct cuzk_prove_request {
     pub device: u32,
     /// Non-zero skips the verification every proof gets by default.
     pub skip_verify: u32,
-    /// Must be zero.
-    pub _reserved0: u32,
+    /// 0..=255: a request waiting for memory budget is overtaken by any
+    /// later one of higher priority (0, the default, is the lowest).
+    pub priority: u32,
     /// Must be zero: room for later fields without breaking the ABI.
     pub reserved: [u64; 4],
 }
@@ -60,6 +63,8 @@ pub struct cuzk_prove_request {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct cuzk_timings {
+    /// Waiting for the engine's memory budget and for a device worker.
+    pub queued: f64,
     /// Witness generation (alloc-only synthesis).
     pub witness: f64,
     /// a = A·z, b = B·z, c = C·z from the PCE.
@@ -80,17 +85,19 @@ pub struct cuzk_timings {
     pub total: f64,
     /// The backend that ran: `CUZK_BACKEND_CPU` or `CUZK_BACKEND_CUDA`.
     pub backend: u32,
-    /// The CUDA device that ran (0 on the CPU).
+    /// The CUDA device that ran (0 on the CPU); for PoRep, the last
+    /// partition's (partitions may run on different devices).
     pub device: u32,
 }
 
-impl cuzk_timings {
-    fn new(t: &Timings, b: Backend) -> cuzk_timings {
-        let (backend, device) = match b {
-            Backend::Cuda(d) => (cuzk_backend::CUZK_BACKEND_CUDA as u32, d),
+impl From<&Timings> for cuzk_timings {
+    fn from(t: &Timings) -> cuzk_timings {
+        let (backend, device) = match t.backend {
+            Some(Backend::Cuda(d)) => (cuzk_backend::CUZK_BACKEND_CUDA as u32, d),
             _ => (cuzk_backend::CUZK_BACKEND_CPU as u32, 0),
         };
         cuzk_timings {
+            queued: t.queued,
             witness: t.witness,
             spmv: t.spmv,
             h: t.prove.h,
@@ -116,6 +123,7 @@ pub struct Request<'a> {
     pub input: &'a [u8],
     pub backend: Backend,
     pub verify: bool,
+    pub priority: u8,
 }
 
 impl<'a> Request<'a> {
@@ -124,9 +132,11 @@ impl<'a> Request<'a> {
     pub unsafe fn from_c(r: &'a cuzk_prove_request) -> FfiResult<Request<'a>> {
         let circuit = Circuit::from_c(&r.circuit)?;
         let input = arg_bytes(r.input, r.input_len, "request.input")?;
-        if r._reserved0 != 0 || r.reserved.iter().any(|&v| v != 0) {
+        if r.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.reserved fields must be zero"));
         }
+        let priority = u8::try_from(r.priority)
+            .map_err(|_| Failure::new(CUZK_INVALID_ARGUMENT, format!("request.priority {} is above 255", r.priority)))?;
         let backend = match r.backend {
             0 => Backend::Auto,
             1 => Backend::Cpu,
@@ -136,40 +146,58 @@ impl<'a> Request<'a> {
         if r.backend != 2 && r.device != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.device is set but the backend is not CUDA"));
         }
-        if matches!(circuit, Circuit::Synthetic { .. }) && !input.is_empty() {
-            return Err(Failure::new(CUZK_INVALID_ARGUMENT, "synthetic circuits take no input bytes"));
+        match circuit {
+            Circuit::Synthetic { .. } if !input.is_empty() => {
+                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "synthetic circuits take no input bytes"))
+            }
+            Circuit::Porep { .. } if input.is_empty() => {
+                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "a PoRep request needs its C1 output in request.input"))
+            }
+            Circuit::Porep { .. } if r.seed != 0 => {
+                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.seed must be 0 for PoRep"))
+            }
+            _ => {}
         }
-        Ok(Request { circuit, seed: r.seed, input, backend, verify: r.skip_verify == 0 })
-    }
-
-    /// The synthetic instance this request proves.
-    fn instance(&self) -> FfiResult<Synthetic> {
-        match self.circuit {
-            Circuit::Porep { .. } => Err(porep_unsupported()),
-            Circuit::Synthetic { .. } => self.circuit.synthetic(self.seed),
-        }
+        Ok(Request { circuit, seed: r.seed, input, backend, verify: r.skip_verify == 0, priority })
     }
 }
 
-/// Proves a validated request; returns the proof bytes and timings.
-pub fn prove(pce: &cuzk_pce, params: &Parameters<Bls12>, req: &Request<'_>) -> FfiResult<(Vec<u8>, cuzk_timings)> {
-    // Hook for the engine's queue: a request waiting for a pipeline will be
-    // cancellable here (Error::Cancelled → CUZK_CANCELLED).
-    let circuit = req.instance()?;
-    if circuit.circuit_id() != pce.id {
-        return Err(Failure::new(
-            CUZK_CIRCUIT_MISMATCH,
-            format!("the request is for {} but the PCE holds {}", circuit.circuit_id(), pce.id),
-        ));
+/// Proves a validated request on `engine`; returns the proof bytes and timings.
+pub fn prove(
+    engine: &Engine,
+    pce: &cuzk_pce,
+    params: &Parameters<Bls12>,
+    req: &Request<'_>,
+    cancel: &CancelToken,
+) -> FfiResult<(Vec<u8>, cuzk_timings)> {
+    let id = req.circuit.circuit_id()?;
+    if id != pce.id {
+        return Err(Failure::new(CUZK_CIRCUIT_MISMATCH, format!("the request is for {id} but the PCE holds {}", pce.id)));
     }
-    let backend = resolve(req.backend)?;
-    let public = circuit.public_inputs();
-    let opts = ProveOptions { backend, verify: req.verify, randomness: None };
-    let (proof, t) = engine::prove_one(&pce.pce, params, circuit, Some(&public), &opts)?;
-    Ok((proof_bytes(&proof).to_vec(), cuzk_timings::new(&t, backend)))
+    check_device(req.backend)?;
+    let opts = ProveOptions { backend: req.backend, verify: req.verify, randomness: None };
+    let (bytes, t) = match &req.circuit {
+        Circuit::Porep { sector } => porep::prove(engine, &pce.pce, params, sector, req.input, opts, req.priority, cancel)?,
+        Circuit::Synthetic { .. } => {
+            let circuit = req.circuit.synthetic(req.seed)?;
+            let (proof, t) = engine.prove(ProofRequest {
+                pce: &pce.pce,
+                params,
+                public_inputs: Some(circuit.public_inputs()),
+                circuit,
+                opts,
+                priority: req.priority,
+                cancel: cancel.clone(),
+                observer: None,
+            })?;
+            (proof_bytes(&proof).to_vec(), t)
+        }
+    };
+    Ok((bytes, cuzk_timings::from(&t)))
 }
 
-fn resolve(b: Backend) -> FfiResult<Backend> {
+/// A CUDA device that is not there is `CUZK_NO_SUCH_DEVICE`.
+fn check_device(b: Backend) -> FfiResult<()> {
     if let Backend::Cuda(id) = b {
         let n = engine::gpu_count();
         if id as usize >= n {
@@ -182,36 +210,48 @@ fn resolve(b: Backend) -> FfiResult<Backend> {
             ));
         }
     }
-    Ok(engine::resolve(b)?)
+    Ok(())
 }
 
 /// Verifies proof bytes against a validated request's public inputs.
 pub fn verify(params: &Parameters<Bls12>, req: &Request<'_>, proof: &[u8]) -> FfiResult<()> {
-    if proof.len() != CUZK_PROOF_BYTES {
-        return Err(Failure::new(
-            CUZK_INVALID_ARGUMENT,
-            format!("a proof has {CUZK_PROOF_BYTES} bytes, not {}", proof.len()),
-        ));
+    let want = req.circuit.proof_len()?;
+    if proof.len() != want {
+        return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("this circuit's proof has {want} bytes, not {}", proof.len())));
     }
-    let inputs: Vec<Scalar> = req.instance()?.public_inputs();
-    let proof = Proof::<Bls12>::read(proof)
-        .map_err(|e| Failure::new(CUZK_MALFORMED_PROOF, format!("proof does not decode: {e}")))?;
-    Ok(groth16::verify(&params.vk, &proof, &inputs)?)
+    match &req.circuit {
+        Circuit::Porep { sector } => porep::verify(params, sector, req.input, proof),
+        Circuit::Synthetic { .. } => {
+            let inputs: Vec<Scalar> = req.circuit.synthetic(req.seed)?.public_inputs();
+            let proof = Proof::<Bls12>::read(proof)
+                .map_err(|e| Failure::new(CUZK_MALFORMED_PROOF, format!("proof does not decode: {e}")))?;
+            Ok(groth16::verify(&params.vk, &proof, &inputs)?)
+        }
+    }
 }
 
-/// Proves one circuit instance through its PCE and writes the proof.
+/// Proves one circuit instance through its PCE on an engine and writes the
+/// proof.
 ///
+/// - `engine`: NULL for the process-wide default engine (made on first use
+///   with the default `cuzk_engine_config`), else borrowed for the call.
 /// - `pce`, `params`: handles borrowed for the call (they must belong to the
 ///   request's circuit: `CUZK_CIRCUIT_MISMATCH` / `CUZK_PARAMS_MISMATCH`).
 /// - `request`: read during the call only (see `cuzk_prove_request`).
-/// - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes;
-///   a synthetic circuit needs `CUZK_PROOF_BYTES`. Written only on success.
+/// - `cancel`: NULL, or a token borrowed for the call; triggering it from
+///   another thread ends a waiting request with `CUZK_CANCELLED`.
+/// - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
+///   at least `cuzk_proof_len(circuit)`. Written only on success.
 /// - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
 ///   receives the bytes needed instead (checked before any work is done, so
 ///   `(NULL, 0)` is a cheap size query).
 /// - `timings`: NULL or a caller-owned struct, filled on success.
 /// - `err`: NULL or a caller-owned `cuzk_error`, always written.
 ///
+/// The request waits until its memory footprint fits the engine's budget
+/// (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
+/// engine's CPU pool, then waits for a worker of its device. A PoRep request
+/// proves its partitions concurrently, each reserving its own footprint.
 /// Verification is on unless `request->skip_verify`: a proof that does not
 /// verify is `CUZK_VERIFICATION_FAILED` and is not written.
 ///
@@ -219,9 +259,11 @@ pub fn verify(params: &Parameters<Bls12>, req: &Request<'_>, proof: &[u8]) -> Ff
 /// handles; each call has its own witness and buffers.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_prove(
+    engine: *const cuzk_engine,
     pce: *const cuzk_pce,
     params: *const cuzk_params,
     request: *const cuzk_prove_request,
+    cancel: *const cuzk_cancel,
     proof_out: *mut u8,
     proof_cap: usize,
     proof_len: *mut usize,
@@ -233,10 +275,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let params = arg_ref(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof_len = arg_out(proof_len, "proof_len")?;
-        let needed = match req.circuit {
-            Circuit::Synthetic { .. } => CUZK_PROOF_BYTES,
-            Circuit::Porep { .. } => return Err(porep_unsupported()),
-        };
+        let needed = req.circuit.proof_len()?;
         if proof_cap < needed {
             proof_len.write(needed);
             return Err(Failure::new(
@@ -247,9 +286,11 @@ pub unsafe extern "C" fn cuzk_prove(
         if proof_out.is_null() {
             return Err(Failure::new(CUZK_NULL_ARGUMENT, "proof_out is NULL"));
         }
-        let (bytes, t) = prove(pce, &params.params, &req)?;
-        if bytes.len() > proof_cap {
-            return Err(Failure::new(CUZK_INTERNAL, "proof longer than announced"));
+        let cancel = cancel.as_ref().map_or_else(CancelToken::new, |c| c.token.clone());
+        let engine = engine_or_default(engine)?;
+        let (bytes, t) = prove(&engine, pce, &params.params, &req, &cancel)?;
+        if bytes.len() != needed {
+            return Err(Failure::new(CUZK_INTERNAL, "proof length differs from the announced one"));
         }
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), proof_out, bytes.len());
         proof_len.write(bytes.len());
@@ -261,7 +302,8 @@ pub unsafe extern "C" fn cuzk_prove(
 }
 
 /// Verifies a proof of `request`'s circuit instance (its public inputs are
-/// recomputed from the request) with `params`' verifying key.
+/// recomputed from the request: the seed, or PoRep's C1 output, every
+/// partition checked) with `params`' verifying key.
 ///
 /// `params`, `request` and the `proof_len` bytes at `proof` are borrowed for
 /// the call. Returns `CUZK_OK` when the proof verifies,

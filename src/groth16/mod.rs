@@ -45,6 +45,17 @@ impl ProveTimings {
     pub fn total(&self) -> f64 {
         self.h + self.msm_h + self.msm_l + self.msm_a + self.msm_b_g1 + self.msm_b_g2 + self.assembly
     }
+
+    /// Adds `o`'s seconds stage by stage (several partitions of one request).
+    pub fn add(&mut self, o: &ProveTimings) {
+        self.h += o.h;
+        self.msm_h += o.msm_h;
+        self.msm_l += o.msm_l;
+        self.msm_a += o.msm_a;
+        self.msm_b_g1 += o.msm_b_g1;
+        self.msm_b_g2 += o.msm_b_g2;
+        self.assembly += o.assembly;
+    }
 }
 
 /// The MSM results a backend produces for one proof.

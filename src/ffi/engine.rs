@@ -1,0 +1,365 @@
+//! `cuzk_engine` (many proofs in flight inside a memory budget, on the
+//! configured devices) and `cuzk_cancel` (stops a queued request).
+
+use std::sync::{Arc, Mutex};
+
+use super::boundary::{arg_out, arg_ref};
+use super::pce::cuzk_pce;
+use super::prove::cuzk_backend;
+use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
+use crate::engine::{Backend, BudgetSpec, CancelToken, Engine, EngineConfig};
+
+/// Prove on the CPU only, even where GPUs are present. A flag of
+/// `cuzk_engine_config`.
+pub const CUZK_ENGINE_CPU_ONLY: u32 = 1;
+
+/// Host bytes left free when the budget is derived from `MemAvailable`
+/// and `cuzk_engine_config::budget_margin` is 0.
+pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
+
+/// How an engine proves. Read during `cuzk_engine_new` only.
+///
+/// A zero-initialised config is valid and is the default: one synthesis
+/// thread per core, every CUDA device (the CPU when there is none), one
+/// backend worker per device, a budget of `MemAvailable` (at creation) minus
+/// `CUZK_DEFAULT_BUDGET_MARGIN`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct cuzk_engine_config {
+    /// Threads for witness generation and SpMV; 0: one per core.
+    pub synthesis_threads: u32,
+    /// Backend-stage workers per device (proofs on one GPU at once); 0: 1.
+    pub workers_per_device: u32,
+    /// The CUDA device ids to use, `num_devices` of them, borrowed for the
+    /// call. `(NULL, 0)`: every device.
+    pub devices: *const u32,
+    pub num_devices: usize,
+    /// Host bytes the proofs in flight may hold together; 0: `MemAvailable`
+    /// at creation minus `budget_margin`.
+    pub budget_bytes: u64,
+    /// With `budget_bytes` = 0, the bytes to leave free; 0:
+    /// `CUZK_DEFAULT_BUDGET_MARGIN`.
+    pub budget_margin: u64,
+    /// `CUZK_ENGINE_*` flags.
+    pub flags: u32,
+    /// Must be zero.
+    pub _reserved0: u32,
+    /// Must be zero: room for later fields without breaking the ABI.
+    pub reserved: [u64; 4],
+}
+
+/// An engine (opaque): a pool of synthesis threads, per-device backend
+/// workers and a memory budget shared by every proof it runs. Thread-safe:
+/// one engine serves any number of concurrent `cuzk_prove` calls. Free it
+/// with `cuzk_engine_free` after its last use; proofs in flight keep it alive.
+pub struct cuzk_engine {
+    pub(crate) engine: Arc<Engine>,
+}
+
+/// A cancellation token (opaque). Pass it to `cuzk_prove`; `cuzk_cancel_trigger`
+/// from any thread makes a request that is still waiting (for budget or a
+/// device, or between stages) return `CUZK_CANCELLED`, holding no memory.
+/// A stage already running finishes first. One token may serve several calls.
+pub struct cuzk_cancel {
+    pub(crate) token: CancelToken,
+}
+
+/// An engine's budget now.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct cuzk_engine_stats {
+    /// The whole budget, bytes.
+    pub budget_bytes: u64,
+    /// Reserved by proofs in flight now.
+    pub budget_used: u64,
+    /// The most ever reserved at once.
+    pub budget_peak: u64,
+    /// Requests waiting for budget now.
+    pub waiting: u64,
+    /// Devices of this engine (entries of `cuzk_engine_devices`).
+    pub num_devices: u32,
+    /// Backend workers per device.
+    pub workers_per_device: u32,
+}
+
+/// What one device of an engine has done (filled by `cuzk_engine_devices`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct cuzk_device_stats {
+    /// `CUZK_BACKEND_CPU` or `CUZK_BACKEND_CUDA`.
+    pub backend: u32,
+    /// The CUDA device id (0 for the CPU).
+    pub device: u32,
+    /// Workers running a backend stage now.
+    pub in_use: u32,
+    /// 1 while the device is in rotation for automatic requests; 0 after
+    /// three device errors in a row (until a request naming it succeeds).
+    pub healthy: u32,
+    /// Backend stages that succeeded / failed.
+    pub proofs: u64,
+    pub failures: u64,
+    /// Seconds with at least one backend stage running; divided by the wall
+    /// time of a run it is the device's busy fraction.
+    pub busy_seconds: f64,
+    /// Device memory now (cudaMemGetInfo); 0 for the CPU.
+    pub vram_free: u64,
+    pub vram_total: u64,
+}
+
+impl cuzk_engine_config {
+    /// The safe config.
+    ///
+    /// # Safety
+    /// `devices` is NULL or points to `num_devices` readable ids.
+    unsafe fn to_config(&self) -> FfiResult<EngineConfig> {
+        if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
+            return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
+        }
+        if self.flags & !CUZK_ENGINE_CPU_ONLY != 0 {
+            return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown engine flags {:#x}", self.flags)));
+        }
+        let ids = super::boundary::arg_slice(self.devices, self.num_devices, "config.devices")?;
+        let devices = if self.flags & CUZK_ENGINE_CPU_ONLY != 0 {
+            if !ids.is_empty() {
+                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "CUZK_ENGINE_CPU_ONLY with devices listed"));
+            }
+            Some(vec![])
+        } else if ids.is_empty() {
+            None
+        } else {
+            Some(ids.to_vec())
+        };
+        let budget = match self.budget_bytes {
+            0 => BudgetSpec::Available {
+                margin: if self.budget_margin == 0 { CUZK_DEFAULT_BUDGET_MARGIN } else { self.budget_margin },
+            },
+            b => BudgetSpec::Bytes(b),
+        };
+        Ok(EngineConfig {
+            synthesis_threads: self.synthesis_threads as usize,
+            devices,
+            workers_per_device: self.workers_per_device.max(1) as usize,
+            budget,
+        })
+    }
+}
+
+/// Makes an engine; fails if a listed device is not present (`CUZK_NO_SUCH_DEVICE`).
+pub fn new_engine(cfg: EngineConfig) -> FfiResult<Arc<Engine>> {
+    let n = crate::engine::gpu_count();
+    if let Some(&id) = cfg.devices.iter().flatten().find(|&&id| id as usize >= n) {
+        return Err(Failure::new(
+            CUZK_NO_SUCH_DEVICE,
+            format!("no CUDA device {id}: {n} present{}", if cfg!(feature = "cuda") { "" } else { " (built without the cuda feature)" }),
+        ));
+    }
+    Ok(Arc::new(Engine::new(cfg)?))
+}
+
+/// The engine `cuzk_prove` uses when given none: made with the default config
+/// on first use and kept for the life of the process.
+pub fn default_engine() -> FfiResult<Arc<Engine>> {
+    static DEFAULT: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
+    let mut slot = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = slot.as_ref() {
+        return Ok(e.clone());
+    }
+    let e = new_engine(EngineConfig::default())?;
+    *slot = Some(e.clone());
+    Ok(e)
+}
+
+/// The engine behind a possibly-NULL handle.
+///
+/// # Safety
+/// `engine` is NULL or a live handle.
+pub(crate) unsafe fn engine_or_default(engine: *const cuzk_engine) -> FfiResult<Arc<Engine>> {
+    match engine.as_ref() {
+        Some(h) => Ok(h.engine.clone()),
+        None => default_engine(),
+    }
+}
+
+/// Creates an engine.
+///
+/// - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
+///   during the call only.
+/// - `out`: on success receives a new handle the caller owns and frees with
+///   `cuzk_engine_free`; untouched on failure.
+/// - `err`: NULL or a caller-owned `cuzk_error`, always written.
+///
+/// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (reserved fields,
+/// flags), `CUZK_NO_SUCH_DEVICE`, `CUZK_IO` (`/proc/meminfo` unreadable).
+/// Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_new(
+    config: *const cuzk_engine_config,
+    out: *mut *mut cuzk_engine,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let out = arg_out(out, "out")?;
+        let cfg = match config.as_ref() {
+            Some(c) => c.to_config()?,
+            None => EngineConfig::default(),
+        };
+        let engine = new_engine(cfg)?;
+        out.write(Box::into_raw(Box::new(cuzk_engine { engine })));
+        Ok(())
+    })
+}
+
+/// Frees an engine handle. NULL is a no-op. Proofs still running on it
+/// finish first (they hold their own reference). Call exactly once per handle.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
+    ffi_boundary!(value_on_panic: (), {
+        if !engine.is_null() {
+            drop(Box::from_raw(engine));
+        }
+    })
+}
+
+/// Fills `out` with the engine's budget figures. `engine` NULL: the default
+/// engine (made if needed). `out` is caller-owned, written only on success.
+/// Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_stats(
+    engine: *const cuzk_engine,
+    out: *mut cuzk_engine_stats,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let out = arg_out(out, "out")?;
+        let e = engine_or_default(engine)?;
+        let b = e.budget();
+        let devices = e.device_stats();
+        out.write(cuzk_engine_stats {
+            budget_bytes: b.total(),
+            budget_used: b.used(),
+            budget_peak: b.peak_used(),
+            waiting: b.waiting() as u64,
+            num_devices: devices.len() as u32,
+            workers_per_device: devices.first().map_or(0, |d| d.workers as u32),
+        });
+        Ok(())
+    })
+}
+
+/// Writes the stats of the engine's devices (in the order they were
+/// configured) to the caller's array `out` of `cap` entries: the first
+/// `min(cap, devices)` are written and `len` receives the number of devices
+/// (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+/// Thread-safety: safe from many threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_devices(
+    engine: *const cuzk_engine,
+    out: *mut cuzk_device_stats,
+    cap: usize,
+    len: *mut usize,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let len = arg_out(len, "len")?;
+        if cap > 0 && out.is_null() {
+            return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0"));
+        }
+        let e = engine_or_default(engine)?;
+        let devices = e.device_stats();
+        for (i, d) in devices.iter().take(cap).enumerate() {
+            let (backend, device) = match d.backend {
+                Backend::Cuda(id) => (cuzk_backend::CUZK_BACKEND_CUDA as u32, id),
+                _ => (cuzk_backend::CUZK_BACKEND_CPU as u32, 0),
+            };
+            out.add(i).write(cuzk_device_stats {
+                backend,
+                device,
+                in_use: d.in_use as u32,
+                healthy: d.healthy as u32,
+                proofs: d.proofs,
+                failures: d.failures,
+                busy_seconds: d.busy_seconds,
+                vram_free: d.vram_free,
+                vram_total: d.vram_total,
+            });
+        }
+        len.write(devices.len());
+        Ok(())
+    })
+}
+
+/// Writes to `out` the host bytes one proof of `pce`'s circuit reserves from
+/// the engine's budget (its exact peak: witness, a/b/c and H buffers, from
+/// the PCE's dimensions). A PoRep request reserves this per partition in
+/// flight. `engine` NULL: the default engine.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_footprint(
+    engine: *const cuzk_engine,
+    pce: *const cuzk_pce,
+    out: *mut u64,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let pce = arg_ref(pce, "pce")?;
+        let out = arg_out(out, "out")?;
+        out.write(engine_or_default(engine)?.footprint(&pce.pce));
+        Ok(())
+    })
+}
+
+/// Writes to `out` the peak RSS the engine predicts with `in_flight` proofs
+/// of `pce`'s circuit at once: the process's RSS now (call it once the engine
+/// is warm: PCE and parameters loaded, one proof done, so the GPU context and
+/// resident SRS are counted) plus `in_flight` footprints. `engine` NULL: the
+/// default engine.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_predicted_peak(
+    engine: *const cuzk_engine,
+    pce: *const cuzk_pce,
+    in_flight: u32,
+    out: *mut u64,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let pce = arg_ref(pce, "pce")?;
+        let out = arg_out(out, "out")?;
+        let e = engine_or_default(engine)?;
+        let now = crate::mem::stats().rss_bytes;
+        out.write(e.predicted_peak(now, &pce.pce, in_flight as usize));
+        Ok(())
+    })
+}
+
+/// Creates a cancellation token. `out` receives a handle the caller owns and
+/// frees with `cuzk_cancel_free`.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_cancel_new(out: *mut *mut cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let out = arg_out(out, "out")?;
+        out.write(Box::into_raw(Box::new(cuzk_cancel { token: CancelToken::new() })));
+        Ok(())
+    })
+}
+
+/// Cancels every request given this token that has not finished: those
+/// waiting return `CUZK_CANCELLED` promptly (within ~20 ms), those in a stage
+/// when it ends. Irreversible. Thread-safety: safe from any thread, at any
+/// time before `cuzk_cancel_free`, also while `cuzk_prove` runs with it.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_cancel_trigger(cancel: *const cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        arg_ref(cancel, "cancel")?.token.cancel();
+        Ok(())
+    })
+}
+
+/// Frees a token. NULL is a no-op. Only after every `cuzk_prove` given it
+/// has returned.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_cancel_free(cancel: *mut cuzk_cancel) {
+    ffi_boundary!(value_on_panic: (), {
+        if !cancel.is_null() {
+            drop(Box::from_raw(cancel));
+        }
+    })
+}
