@@ -40,13 +40,21 @@ func Synthetic(name string, constraints uint64) Circuit {
 	return Circuit{kind: ccuzk.CircuitSynthetic, name: name, size: constraints}
 }
 
-// Porep names a Filecoin PoRep C2 circuit by sector size ("2KiB", "32GiB").
-// Not yet wired through the library: loading it gives ErrUnsupported.
+// Porep names a Filecoin PoRep C2 circuit by sector size ("2KiB", "8MiB",
+// "512MiB", "32GiB", "64GiB"). Its PCE is one partition circuit's; a
+// request's Input is the C1 output JSON and its proof is every partition's,
+// concatenated (ProofLen).
 func Porep(sectorSize string) Circuit {
 	return Circuit{kind: ccuzk.CircuitPorep, name: sectorSize}
 }
 
 func (c Circuit) c() ccuzk.Circuit { return ccuzk.Circuit{Kind: c.kind, Name: c.name, Size: c.size} }
+
+// ProofLen is the length of a proof of c: ProofBytes per partition.
+func ProofLen(c Circuit) (int, error) {
+	n, s, msg := ccuzk.ProofLen(c.c())
+	return n, check("cuzk_proof_len", s, msg)
+}
 
 // Backend says where a proof runs.
 type Backend struct{ kind, device uint32 }
@@ -213,43 +221,171 @@ func (p *Params) Close() error {
 	return nil
 }
 
+// EngineConfig says how an Engine proves. The zero value is the default:
+// one synthesis thread per core, every CUDA device (the CPU when there is
+// none), one backend worker per device, a budget of MemAvailable minus 4 GiB.
+type EngineConfig struct {
+	// SynthesisThreads for witness generation and SpMV (0: one per core).
+	SynthesisThreads uint32
+	// WorkersPerDevice: proofs in the backend stage on one device at once (0: 1).
+	WorkersPerDevice uint32
+	// Devices are the CUDA device ids to use (nil: all of them).
+	Devices []uint32
+	// CPUOnly proves on the CPU even where GPUs are present.
+	CPUOnly bool
+	// BudgetBytes is the host memory the proofs in flight may hold together
+	// (0: MemAvailable at creation minus BudgetMargin).
+	BudgetBytes uint64
+	// BudgetMargin is left free when BudgetBytes is 0 (0: 4 GiB).
+	BudgetMargin uint64
+}
+
+// Engine runs many proofs at once inside a memory budget: synthesis on a CPU
+// pool, the backend stage on per-device workers. Safe for concurrent use.
+type Engine struct {
+	handle
+	h ccuzk.Engine
+}
+
+// EngineStats are an engine's budget figures (bytes).
+type EngineStats = ccuzk.EngineStats
+
+// DeviceStats is what one device of an engine has done.
+type DeviceStats = ccuzk.DeviceStats
+
+// NewEngine makes an engine.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	c := ccuzk.EngineConfig{
+		SynthesisThreads: cfg.SynthesisThreads, WorkersPerDevice: cfg.WorkersPerDevice,
+		Devices: cfg.Devices, BudgetBytes: cfg.BudgetBytes, BudgetMargin: cfg.BudgetMargin,
+	}
+	if cfg.CPUOnly {
+		c.Flags |= ccuzk.EngineCPUOnly
+	}
+	h, s, msg := ccuzk.EngineNew(c)
+	if err := check("cuzk_engine_new", s, msg); err != nil {
+		return nil, err
+	}
+	e := &Engine{h: h}
+	runtime.SetFinalizer(e, (*Engine).Close)
+	return e, nil
+}
+
+// Stats returns the engine's budget figures now.
+func (e *Engine) Stats() (EngineStats, error) {
+	if err := e.acquire(); err != nil {
+		return EngineStats{}, err
+	}
+	defer e.release()
+	st, s, msg := ccuzk.EngineStatsOf(e.h)
+	runtime.KeepAlive(e)
+	return st, check("cuzk_engine_stats", s, msg)
+}
+
+// Devices returns what each of the engine's devices has done so far.
+func (e *Engine) Devices() ([]DeviceStats, error) {
+	if err := e.acquire(); err != nil {
+		return nil, err
+	}
+	defer e.release()
+	d, s, msg := ccuzk.EngineDevices(e.h)
+	runtime.KeepAlive(e)
+	return d, check("cuzk_engine_devices", s, msg)
+}
+
+// Footprint is the host memory one proof (one PoRep partition) of pce's
+// circuit reserves from the budget.
+func (e *Engine) Footprint(pce *PCE) (uint64, error) {
+	if err := e.acquire(); err != nil {
+		return 0, err
+	}
+	defer e.release()
+	if err := pce.acquire(); err != nil {
+		return 0, err
+	}
+	defer pce.release()
+	n, s, msg := ccuzk.EngineFootprint(e.h, pce.h)
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(pce)
+	return n, check("cuzk_engine_footprint", s, msg)
+}
+
+// PredictedPeak is the peak RSS the engine predicts with inFlight proofs of
+// pce's circuit: RSS now (call it warm) plus inFlight footprints.
+func (e *Engine) PredictedPeak(pce *PCE, inFlight uint32) (uint64, error) {
+	if err := e.acquire(); err != nil {
+		return 0, err
+	}
+	defer e.release()
+	if err := pce.acquire(); err != nil {
+		return 0, err
+	}
+	defer pce.release()
+	n, s, msg := ccuzk.EnginePredictedPeak(e.h, pce.h, inFlight)
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(pce)
+	return n, check("cuzk_engine_predicted_peak", s, msg)
+}
+
+// Close frees the engine (waiting for calls in flight). Idempotent.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		e.closed = true
+		ccuzk.EngineFree(e.h)
+		e.h = ccuzk.Engine{}
+		runtime.SetFinalizer(e, nil)
+	}
+	return nil
+}
+
 // Request is one proof to make.
 type Request struct {
 	PCE    *PCE
 	Params *Params
+	// Engine to prove on; nil: the process-wide default engine.
+	Engine *Engine
 	// Circuit defaults to the PCE's circuit.
 	Circuit *Circuit
-	// Seed of a synthetic circuit's witness.
+	// Seed of a synthetic circuit's witness (0 for PoRep).
 	Seed uint64
-	// Input bytes (PoRep C1 JSON, later); copied for the call.
+	// Input bytes: PoRep's C1 output JSON; copied for the call.
 	Input []byte
 	// Backend defaults to Auto.
 	Backend Backend
 	// SkipVerify turns off the verification every proof gets by default.
 	SkipVerify bool
+	// Priority: a request waiting for memory budget is overtaken by later
+	// ones of higher priority.
+	Priority uint8
+}
+
+func (r *Request) circuit() Circuit {
+	if r.Circuit != nil {
+		return *r.Circuit
+	}
+	return r.PCE.circuit
 }
 
 func (r *Request) c() ccuzk.Request {
-	c := r.PCE.circuit
-	if r.Circuit != nil {
-		c = *r.Circuit
-	}
 	return ccuzk.Request{
-		Circuit: c.c(), Seed: r.Seed, Input: r.Input,
+		Circuit: r.circuit().c(), Seed: r.Seed, Input: r.Input,
 		Backend: r.Backend.kind, Device: r.Backend.device, SkipVerify: r.SkipVerify,
+		Priority: uint32(r.Priority),
 	}
 }
 
-// Proof is a Groth16 proof in bellperson's 192-byte encoding.
+// Proof is a Groth16 proof in bellperson's 192-byte encoding (for PoRep,
+// one per partition, concatenated).
 type Proof []byte
 
-// Timings are seconds per stage of one proof.
+// Timings are seconds per stage of one proof (summed over PoRep partitions).
 type Timings = ccuzk.Timings
 
-// Prove makes one proof. ctx is checked before and after the call: a
-// cancelled context returns ctx.Err() and no proof. (The call itself is not
-// interrupted yet; once the engine queues requests, cancellation of a
-// queued request will go through here — see the hook in cuzk_prove.)
+// Prove makes one proof. If ctx ends while the request waits (for memory
+// budget, for a device, or between stages), the request is cancelled,
+// holds no memory, and Prove returns ctx.Err().
 func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, Timings{}, err
@@ -257,22 +393,50 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	if req.PCE == nil || req.Params == nil {
 		return nil, Timings{}, &Error{Status: StatusNullArgument, Op: "cuzk_prove", Message: "Request.PCE and Request.Params are required"}
 	}
-	if err := req.PCE.acquire(); err != nil {
+	n, err := ProofLen(req.circuit())
+	if err != nil {
 		return nil, Timings{}, err
 	}
-	defer req.PCE.release()
-	if err := req.Params.acquire(); err != nil {
+	for _, h := range []*handle{&req.PCE.handle, &req.Params.handle} {
+		if err := h.acquire(); err != nil {
+			return nil, Timings{}, err
+		}
+		defer h.release()
+	}
+	var engine ccuzk.Engine
+	if req.Engine != nil {
+		if err := req.Engine.acquire(); err != nil {
+			return nil, Timings{}, err
+		}
+		defer req.Engine.release()
+		engine = req.Engine.h
+	}
+	cancel, s, msg := ccuzk.CancelNew()
+	if err := check("cuzk_cancel_new", s, msg); err != nil {
 		return nil, Timings{}, err
 	}
-	defer req.Params.release()
-	out := make([]byte, ProofBytes)
-	n, t, s, msg := ccuzk.Prove(req.PCE.h, req.Params.h, req.c(), out)
+	defer ccuzk.CancelFree(cancel)
+	done := make(chan struct{})
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		select {
+		case <-ctx.Done():
+			ccuzk.CancelTrigger(cancel)
+		case <-done:
+		}
+	}()
+	out := make([]byte, n)
+	n, t, s, msg := ccuzk.Prove(engine, req.PCE.h, req.Params.h, req.c(), cancel, out)
+	close(done)
+	<-watching // the token is freed only once nobody can trigger it
 	runtime.KeepAlive(req.PCE)
 	runtime.KeepAlive(req.Params)
-	if err := check("cuzk_prove", s, msg); err != nil {
-		return nil, Timings{}, err
+	runtime.KeepAlive(req.Engine)
+	if s == ccuzk.Status(StatusCancelled) && ctx.Err() != nil {
+		return nil, Timings{}, ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
+	if err := check("cuzk_prove", s, msg); err != nil {
 		return nil, Timings{}, err
 	}
 	return Proof(out[:n]), t, nil

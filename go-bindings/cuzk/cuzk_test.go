@@ -137,8 +137,8 @@ func TestErrors(t *testing.T) {
 	if _, err := LoadPCE(Synthetic(family, 0), filepath.Join(dir, "x.pce")); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("size 0: %v", err)
 	}
-	if _, err := LoadPCE(Porep("2KiB"), filepath.Join(dir, "x.pce")); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("porep: %v", err)
+	if _, err := LoadPCE(Porep("3KiB"), filepath.Join(dir, "x.pce")); !errors.Is(err, ErrUnknownCircuit) && !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("porep of no such size: %v", err)
 	}
 	if _, err := LoadPCE(Synthetic(family, 100), "bad\x00path"); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("NUL in path: %v", err)
@@ -253,5 +253,148 @@ func TestFinalizerFreesForgottenHandles(t *testing.T) {
 	runtime.GC()
 	if err := params.Unload(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestEngineBudgetAndContextCancel(t *testing.T) {
+	pce, params, c := setup(t, 6000)
+	probe, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := probe.Footprint(pce)
+	if err != nil || fp == 0 {
+		t.Fatalf("footprint %d: %v", fp, err)
+	}
+	if peak, err := probe.PredictedPeak(pce, 4); err != nil || peak < 4*fp {
+		t.Fatalf("predicted peak %d for 4 × %d: %v", peak, fp, err)
+	}
+	probe.Close()
+	if _, err := NewEngine(EngineConfig{Devices: []uint32{9}}); !errors.Is(err, ErrNoSuchDevice) {
+		t.Fatalf("device 9: %v", err)
+	}
+
+	// Budget for two proofs; eight goroutines; one request cancelled by its context.
+	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 2, BudgetBytes: 2 * fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e, Seed: uint64(40 + i), Priority: uint8(i % 2)})
+			errs <- err
+		}(i)
+	}
+	for {
+		st, err := e.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Waiting > 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, _, err := Prove(ctx, Request{PCE: pce, Params: params, Engine: e, Seed: 99})
+		res <- err
+	}()
+	cancel()
+	if err := <-res; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled request: %v", err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := e.Stats()
+	if err != nil || st.BudgetPeak > 2*fp || st.BudgetUsed != 0 || st.Waiting != 0 {
+		t.Fatalf("stats %+v (budget 2 × %d): %v", st, fp, err)
+	}
+	devs, err := e.Devices()
+	if err != nil || len(devs) != 1 || devs[0].Backend != ccuzk.BackendCPU || devs[0].Proofs != 8 || devs[0].BusySeconds <= 0 {
+		t.Fatalf("devices %+v: %v", devs, err)
+	}
+	if _, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e, Backend: CUDA(0)}); !errors.Is(err, ErrNoSuchDevice) && !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("CUDA request on a CPU engine: %v", err)
+	}
+	e.Close()
+	if _, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed engine: %v", err)
+	}
+	_ = c
+}
+
+// TestPorep2KiB proves a real 2 KiB C1 output through the library. The
+// fixtures come from scripts/test.sh (cuzk-bench c1 and cuzk-bench params):
+// CUZK_TEST_POREP_C1 (the C1 JSON), CUZK_TEST_POREP_PARAMS (parameters for
+// the 2 KiB partition circuit) and CUZK_TEST_POREP_REAL=1 when they are real
+// parameters (proofs must verify) rather than dummy ones (they must not).
+func TestPorep2KiB(t *testing.T) {
+	c1Path, paramsPath := os.Getenv("CUZK_TEST_POREP_C1"), os.Getenv("CUZK_TEST_POREP_PARAMS")
+	if c1Path == "" || paramsPath == "" {
+		t.Skip("CUZK_TEST_POREP_C1 / CUZK_TEST_POREP_PARAMS not set (scripts/test.sh sets them)")
+	}
+	c1, err := os.ReadFile(c1Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	circuit := Porep("2KiB")
+	if n, err := ProofLen(circuit); err != nil || n != 2*ProofBytes {
+		t.Fatalf("proof length %d: %v", n, err)
+	}
+	pce, err := LoadPCE(circuit, filepath.Join(t.TempDir(), "porep-2k.pce"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pce.Close()
+	params, err := LoadParams(paramsPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer params.Close()
+	real := os.Getenv("CUZK_TEST_POREP_REAL") == "1"
+	req := Request{PCE: pce, Params: params, Input: c1, Backend: CPU, SkipVerify: !real}
+	proof, tm, err := Prove(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(proof) != 2*ProofBytes || tm.Witness <= 0 || tm.MsmA <= 0 {
+		t.Fatalf("proof of %d bytes, timings %+v", len(proof), tm)
+	}
+	err = Verify(req, proof)
+	if real && err != nil || !real && !errors.Is(err, ErrVerificationFailed) {
+		t.Fatalf("verify (real parameters: %v): %v", real, err)
+	}
+	t.Logf("2 KiB PoRep: %d bytes, witness %.2f s, total %.2f s, verified with real parameters: %v", len(proof), tm.Witness, tm.Total, real)
+
+	// Bad inputs: clear errors, nothing written.
+	for name, bad := range map[string][]byte{"truncated": c1[:len(c1)/2], "not JSON": []byte("{]"), "empty object": []byte("{}")} {
+		r := req
+		r.Input = bad
+		if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s C1: %v", name, err)
+		}
+	}
+	r := req
+	r.Input = nil
+	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("no C1: %v", err)
+	}
+	other := Porep("8MiB")
+	r = req
+	r.Circuit = &other
+	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrCircuitMismatch) {
+		t.Errorf("request for 8MiB on the 2KiB PCE: %v", err)
 	}
 }

@@ -50,6 +50,12 @@ type Pce struct{ p *C.struct_cuzk_pce }
 // Params is a cuzk_params handle (Rust-owned memory).
 type Params struct{ p *C.struct_cuzk_params }
 
+// Engine is a cuzk_engine handle (Rust-owned memory).
+type Engine struct{ p *C.struct_cuzk_engine }
+
+// Cancel is a cuzk_cancel handle (Rust-owned memory).
+type Cancel struct{ p *C.struct_cuzk_cancel }
+
 // IsNil reports whether the handle is empty.
 func (h Pce) IsNil() bool { return h.p == nil }
 
@@ -71,11 +77,35 @@ type Request struct {
 	Backend    uint32
 	Device     uint32
 	SkipVerify bool
+	Priority   uint32
+}
+
+// EngineConfig mirrors struct cuzk_engine_config.
+type EngineConfig struct {
+	SynthesisThreads, WorkersPerDevice uint32
+	Devices                            []uint32
+	BudgetBytes, BudgetMargin          uint64
+	Flags                              uint32
+}
+
+// EngineStats mirrors struct cuzk_engine_stats.
+type EngineStats struct {
+	BudgetBytes, BudgetUsed, BudgetPeak, Waiting uint64
+	NumDevices, WorkersPerDevice                 uint32
+}
+
+// DeviceStats mirrors struct cuzk_device_stats.
+type DeviceStats struct {
+	Backend, Device, InUse uint32
+	Healthy                bool
+	Proofs, Failures       uint64
+	BusySeconds            float64
+	VramFree, VramTotal    uint64
 }
 
 // Timings mirrors struct cuzk_timings.
 type Timings struct {
-	Witness, Spmv, H, MsmH, MsmL, MsmA, MsmBG1, MsmBG2, Assembly, Verify, Total float64
+	Queued, Witness, Spmv, H, MsmH, MsmL, MsmA, MsmBG1, MsmBG2, Assembly, Verify, Total float64
 	Backend, Device                                                             uint32
 }
 
@@ -102,6 +132,7 @@ const (
 	BackendCPU           = uint32(C.CUZK_BACKEND_CPU)
 	BackendCUDA          = uint32(C.CUZK_BACKEND_CUDA)
 	PceLoadSkipChecksums = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
+	EngineCPUOnly        = uint32(C.CUZK_ENGINE_CPU_ONLY)
 	ParamsLoadChecked    = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	Version              = C.CUZK_VERSION
 )
@@ -131,6 +162,7 @@ func cRequest(r Request) (C.struct_cuzk_prove_request, func()) {
 	if r.SkipVerify {
 		req.skip_verify = 1
 	}
+	req.priority = C.uint32_t(r.Priority)
 	return req, func() {
 		freeCircuit()
 		if input != nil {
@@ -229,7 +261,8 @@ func ParamsUnload(h Params) (Status, string) {
 func ParamsFree(h Params) { C.cuzk_params_free(h.p) }
 
 // Prove is cuzk_prove; the proof goes into out (borrowed for the call).
-func Prove(pce Pce, params Params, r Request, out []byte) (int, Timings, Status, string) {
+// A nil engine is the default engine, a nil cancel none.
+func Prove(engine Engine, pce Pce, params Params, r Request, cancel Cancel, out []byte) (int, Timings, Status, string) {
 	if s, m, bad := nulIn(r.Circuit.Name); bad {
 		return 0, Timings{}, s, m
 	}
@@ -242,15 +275,121 @@ func Prove(pce Pce, params Params, r Request, out []byte) (int, Timings, Status,
 	var n C.size_t
 	var t C.struct_cuzk_timings
 	var e C.struct_cuzk_error
-	s := C.cuzk_prove(pce.p, params.p, &req, outPtr, C.size_t(len(out)), &n, &t, &e)
+	s := C.cuzk_prove(engine.p, pce.p, params.p, &req, cancel.p, outPtr, C.size_t(len(out)), &n, &t, &e)
 	return int(n), Timings{
-		Witness: float64(t.witness), Spmv: float64(t.spmv), H: float64(t.h),
+		Queued: float64(t.queued), Witness: float64(t.witness), Spmv: float64(t.spmv), H: float64(t.h),
 		MsmH: float64(t.msm_h), MsmL: float64(t.msm_l), MsmA: float64(t.msm_a),
 		MsmBG1: float64(t.msm_b_g1), MsmBG2: float64(t.msm_b_g2), Assembly: float64(t.assembly),
 		Verify: float64(t.verify), Total: float64(t.total),
 		Backend: uint32(t.backend), Device: uint32(t.device),
 	}, Status(s), detail(&e)
 }
+
+// ProofLen is cuzk_proof_len.
+func ProofLen(c Circuit) (int, Status, string) {
+	if s, m, bad := nulIn(c.Name); bad {
+		return 0, s, m
+	}
+	circuit, free := cCircuit(c)
+	defer free()
+	var n C.size_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_proof_len(&circuit, &n, &e)
+	return int(n), Status(s), detail(&e)
+}
+
+// EngineNew is cuzk_engine_new.
+func EngineNew(c EngineConfig) (Engine, Status, string) {
+	var cfg C.struct_cuzk_engine_config
+	cfg.synthesis_threads = C.uint32_t(c.SynthesisThreads)
+	cfg.workers_per_device = C.uint32_t(c.WorkersPerDevice)
+	cfg.budget_bytes = C.uint64_t(c.BudgetBytes)
+	cfg.budget_margin = C.uint64_t(c.BudgetMargin)
+	cfg.flags = C.uint32_t(c.Flags)
+	if len(c.Devices) > 0 {
+		// C memory: the config struct must not hold a Go pointer.
+		ids := (*C.uint32_t)(C.malloc(C.size_t(len(c.Devices)) * C.size_t(unsafe.Sizeof(C.uint32_t(0)))))
+		defer C.free(unsafe.Pointer(ids))
+		dst := unsafe.Slice(ids, len(c.Devices))
+		for i, id := range c.Devices {
+			dst[i] = C.uint32_t(id)
+		}
+		cfg.devices = ids
+		cfg.num_devices = C.size_t(len(c.Devices))
+	}
+	var out *C.struct_cuzk_engine
+	var e C.struct_cuzk_error
+	s := C.cuzk_engine_new(&cfg, &out, &e)
+	return Engine{out}, Status(s), detail(&e)
+}
+
+// EngineFree is cuzk_engine_free.
+func EngineFree(h Engine) { C.cuzk_engine_free(h.p) }
+
+// EngineStatsOf is cuzk_engine_stats.
+func EngineStatsOf(h Engine) (EngineStats, Status, string) {
+	var st C.struct_cuzk_engine_stats
+	var e C.struct_cuzk_error
+	s := C.cuzk_engine_stats(h.p, &st, &e)
+	return EngineStats{
+		BudgetBytes: uint64(st.budget_bytes), BudgetUsed: uint64(st.budget_used),
+		BudgetPeak: uint64(st.budget_peak), Waiting: uint64(st.waiting),
+		NumDevices: uint32(st.num_devices), WorkersPerDevice: uint32(st.workers_per_device),
+	}, Status(s), detail(&e)
+}
+
+// EngineDevices is cuzk_engine_devices (every device of the engine).
+func EngineDevices(h Engine) ([]DeviceStats, Status, string) {
+	var n C.size_t
+	var e C.struct_cuzk_error
+	if s := C.cuzk_engine_devices(h.p, nil, 0, &n, &e); s != C.CUZK_OK {
+		return nil, Status(s), detail(&e)
+	}
+	buf := make([]C.struct_cuzk_device_stats, int(n)+1)
+	s := C.cuzk_engine_devices(h.p, &buf[0], C.size_t(len(buf)), &n, &e)
+	if s != C.CUZK_OK {
+		return nil, Status(s), detail(&e)
+	}
+	out := make([]DeviceStats, 0, int(n))
+	for _, d := range buf[:int(n)] {
+		out = append(out, DeviceStats{
+			Backend: uint32(d.backend), Device: uint32(d.device), InUse: uint32(d.in_use),
+			Healthy: d.healthy != 0, Proofs: uint64(d.proofs), Failures: uint64(d.failures),
+			BusySeconds: float64(d.busy_seconds), VramFree: uint64(d.vram_free), VramTotal: uint64(d.vram_total),
+		})
+	}
+	return out, Status(s), detail(&e)
+}
+
+// EngineFootprint is cuzk_engine_footprint.
+func EngineFootprint(h Engine, pce Pce) (uint64, Status, string) {
+	var out C.uint64_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_engine_footprint(h.p, pce.p, &out, &e)
+	return uint64(out), Status(s), detail(&e)
+}
+
+// EnginePredictedPeak is cuzk_engine_predicted_peak.
+func EnginePredictedPeak(h Engine, pce Pce, inFlight uint32) (uint64, Status, string) {
+	var out C.uint64_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_engine_predicted_peak(h.p, pce.p, C.uint32_t(inFlight), &out, &e)
+	return uint64(out), Status(s), detail(&e)
+}
+
+// CancelNew is cuzk_cancel_new.
+func CancelNew() (Cancel, Status, string) {
+	var out *C.struct_cuzk_cancel
+	var e C.struct_cuzk_error
+	s := C.cuzk_cancel_new(&out, &e)
+	return Cancel{out}, Status(s), detail(&e)
+}
+
+// CancelTrigger is cuzk_cancel_trigger.
+func CancelTrigger(h Cancel) Status { return Status(C.cuzk_cancel_trigger(h.p, nil)) }
+
+// CancelFree is cuzk_cancel_free.
+func CancelFree(h Cancel) { C.cuzk_cancel_free(h.p) }
 
 // Verify is cuzk_verify; proof is borrowed for the call.
 func Verify(params Params, r Request, proof []byte) (Status, string) {
