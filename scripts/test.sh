@@ -29,6 +29,25 @@ scripts/check-link-line.sh
 step "C: c-tests under AddressSanitizer + LeakSanitizer + UBSan"
 make -C c-tests test
 
+# PoRep fixtures for the Go test: a real 2 KiB C1 output and dummy parameters
+# of the partition circuit's shape (real ones take ~20 min of these cores;
+# with dummy ones the proofs are checked not to verify). Skipped by builds
+# without the porep feature.
+case " $flags " in
+*" --no-default-features "*) ;;
+*)
+  step "fixtures: a 2 KiB PoRep C1 output and dummy partition parameters"
+  fx=target/fixtures
+  mkdir -p "$fx"
+  bench=target/release/cuzk-bench
+  # shellcheck disable=SC2086
+  [ -x "$bench" ] || cargo build --release $flags --bin cuzk-bench
+  "$bench" c1 --sector 2KiB --out "$fx/porep-2k-c1.json"
+  [ -s "$fx/porep-2k-dummy.params" ] || "$bench" params --circuit porep-2KiB --dummy --out "$fx/porep-2k-dummy.params"
+  export CUZK_TEST_POREP_C1="$PWD/$fx/porep-2k-c1.json" CUZK_TEST_POREP_PARAMS="$PWD/$fx/porep-2k-dummy.params"
+  ;;
+esac
+
 # cgocheck2 (full checks of pointers passed to C) is a GOEXPERIMENT since Go 1.21.
 goexp=cgocheck2
 case "$(go env GOVERSION)" in go1.1[0-9]|go1.1[0-9].*|go1.20|go1.20.*) goexp= ;; esac

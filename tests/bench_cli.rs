@@ -97,6 +97,11 @@ fn pipeline_json_and_extract() {
     assert!(stages.iter().any(|s| s["label"] == "start"));
     assert!(stages.iter().all(|s| s["rss_bytes"].as_u64().unwrap() > 0 && s["t_s"].as_f64().unwrap() >= 0.0));
     assert!(v["old"]["proofs_verified"] == 3);
+    let devices = v["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1);
+    assert_eq!(devices[0]["device"], "Cpu");
+    assert_eq!(devices[0]["proofs"], 3);
+    assert!(devices[0]["busy_fraction"].as_f64().unwrap() > 0.0);
     assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
 
     let pce = tmp("e.pce");

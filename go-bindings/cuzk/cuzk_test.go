@@ -350,7 +350,7 @@ func TestPorep2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	circuit := Porep("2KiB")
-	if n, err := ProofLen(circuit); err != nil || n != 2*ProofBytes {
+	if n, err := ProofLen(circuit); err != nil || n != ProofBytes { // one partition at 2 KiB
 		t.Fatalf("proof length %d: %v", n, err)
 	}
 	pce, err := LoadPCE(circuit, filepath.Join(t.TempDir(), "porep-2k.pce"))
@@ -369,7 +369,7 @@ func TestPorep2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(proof) != 2*ProofBytes || tm.Witness <= 0 || tm.MsmA <= 0 {
+	if len(proof) != ProofBytes || tm.Witness <= 0 || tm.MsmA <= 0 {
 		t.Fatalf("proof of %d bytes, timings %+v", len(proof), tm)
 	}
 	err = Verify(req, proof)

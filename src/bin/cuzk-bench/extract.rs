@@ -22,7 +22,7 @@ pub struct Opts {
 }
 
 /// (circuit id, PCE) of the named circuit's blank instance.
-fn blank_pce(c: &CircuitArgs) -> Result<(String, Pce)> {
+pub fn blank_pce(c: &CircuitArgs) -> Result<(String, Pce)> {
     #[cfg(feature = "porep")]
     if let Some(size) = c.circuit.strip_prefix("porep-") {
         use cuzk::circuits::porep::{circuit_id, extract_pce, PorepSize};

@@ -1,6 +1,7 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
 //! for machines (keys documented in the README).
 
+mod c1;
 mod extract;
 mod gpu_check;
 mod logcap;
@@ -71,6 +72,8 @@ enum Command {
     Params(params::Opts),
     /// Extracts a circuit's PCE, saves it and loads it back (e.g. porep-32g).
     Extract(extract::Opts),
+    /// Makes a real PoRep C1 output (JSON) to prove: the PoRep test fixture.
+    C1(c1::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -88,6 +91,7 @@ fn main() {
         Command::GpuCheck(o) => gpu_check::run(o),
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),
+        Command::C1(o) => c1::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");

@@ -4,13 +4,13 @@
 //! real parameters would take hours to generate; their proofs do not verify.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use cuzk::groth16::dummy_params;
 use cuzk::groth16::params::generate_params;
-use cuzk::pce::extract;
 
+use crate::extract::blank_pce;
 use crate::report::{stage, table};
 use crate::{anyhow_like::Result, CircuitArgs};
 
@@ -25,23 +25,37 @@ pub struct Opts {
     pub dummy: bool,
 }
 
+/// Real parameters for the named circuit (PoRep: its partition circuit).
+fn generate(c: &CircuitArgs, out: &Path) -> Result<()> {
+    #[cfg(feature = "porep")]
+    if let Some(size) = c.circuit.strip_prefix("porep-") {
+        use cuzk::circuits::porep::{blank_circuit, PorepSize};
+        generate_params(blank_circuit(PorepSize::from_name(size)?)?, out, 1)?;
+        return Ok(());
+    }
+    generate_params(c.instance(0)?.blank(), out, 1)?;
+    Ok(())
+}
+
 pub fn run(o: Opts) -> Result<()> {
-    let circuit = o.c.instance(0)?;
+    let mut id = String::new();
     let (res, secs) = stage("parameters", || -> Result<()> {
         if o.dummy {
-            let pce = extract(circuit.blank())?;
+            let (circuit_id, pce) = blank_pce(&o.c)?;
+            id = circuit_id;
             let p = dummy_params(&pce, 1);
             let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&o.out)?);
             p.write(&mut f)?;
             f.flush()?;
         } else {
-            generate_params(circuit.blank(), &o.out, 1)?;
+            generate(&o.c, &o.out)?;
+            id = o.c.circuit.clone();
         }
         Ok(())
     });
     res?;
     table("params", &[
-        ("circuit", circuit.circuit_id()),
+        ("circuit", id),
         ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (bellperson generator)".to_string() }),
         ("file", format!("{} ({} bytes)", o.out.display(), std::fs::metadata(&o.out)?.len())),
         ("time", format!("{secs:.1} s")),

@@ -74,6 +74,18 @@ struct Phase {
     wall_s: f64,
     /// Fraction of the wall time some proof was in its backend stage.
     backend_busy: Option<f64>,
+    /// Per device of the engine: what it did during the run.
+    devices: Vec<DeviceRun>,
+}
+
+/// One engine device over the measured run.
+struct DeviceRun {
+    name: String,
+    proofs: u64,
+    failures: u64,
+    busy_fraction: f64,
+    vram_free_before: u64,
+    vram_free_after: u64,
 }
 
 /// Length of the union of intervals.
@@ -149,6 +161,12 @@ pub fn run(o: Opts) -> Result<()> {
         if let Some(busy) = p.backend_busy {
             rows.push(("backend (GPU/MSM) busy", format!("{:.1}% of wall", 100.0 * busy)));
         }
+        for d in &p.devices {
+            rows.push(("device", format!(
+                "{}: {} proofs, {} failures, busy {:.1}%, VRAM free {} → {} MiB",
+                d.name, d.proofs, d.failures, 100.0 * d.busy_fraction, d.vram_free_before >> 20, d.vram_free_after >> 20
+            )));
+        }
         if let Some(pred) = p.predicted {
             rows.push(("predicted peak", format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0))));
         }
@@ -187,6 +205,10 @@ pub fn run(o: Opts) -> Result<()> {
             "predicted_peak_bytes": new.predicted,
             "proofs_verified": new.verified,
             "backend_busy_fraction": new.backend_busy,
+            "devices": new.devices.iter().map(|d| json!({
+                "device": d.name, "proofs": d.proofs, "failures": d.failures, "busy_fraction": d.busy_fraction,
+                "vram_free_before_bytes": d.vram_free_before, "vram_free_after_bytes": d.vram_free_after,
+            })).collect::<Vec<_>>(),
             "peak_reset_supported": mem::peak_reset_supported(),
             "old": phases.iter().find(|p| p.name == "old").map(phase_json),
         }),
@@ -242,7 +264,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None })
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, devices: vec![] })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -287,6 +309,7 @@ fn new_phase(
     let baseline = tl.mark("PCE: before first proof (warm)");
     let predicted = engine.predicted_peak(static_rss.max(baseline), &pce, o.j);
     let intervals = Mutex::new(Vec::new());
+    let before = engine.device_stats();
     let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
         let began = Mutex::new(0.0);
@@ -314,11 +337,23 @@ fn new_phase(
         Ok(res.is_ok())
     })?;
     let peak = mem::stats().peak_rss_bytes;
+    let devices = before
+        .iter()
+        .zip(engine.device_stats())
+        .map(|(b, a)| DeviceRun {
+            name: format!("{:?}", a.backend),
+            proofs: a.proofs - b.proofs,
+            failures: a.failures - b.failures,
+            busy_fraction: (a.busy_seconds - b.busy_seconds) / wall_s,
+            vram_free_before: b.vram_free,
+            vram_free_after: a.vram_free,
+        })
+        .collect();
     drop(engine);
     drop(pce);
     tl.mark("PCE: after drop");
     mem::trim();
     let after_trim = tl.mark("PCE: after trim");
     let backend_busy = Some(union_len(intervals.into_inner().unwrap()) / wall_s);
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy })
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, devices })
 }
