@@ -36,6 +36,10 @@ pub struct Opts {
     /// Do not verify (for --params files made with `params --dummy`).
     #[arg(long)]
     pub no_verify: bool,
+    /// PoRep circuits (`--circuit porep-2KiB`): the C1 output JSON to prove
+    /// (`cuzk-bench c1` writes one); without it a sector is sealed here.
+    #[arg(long)]
+    pub c1: Option<PathBuf>,
 }
 
 fn stage_json(t: &Timings) -> serde_json::Value {
@@ -48,6 +52,10 @@ fn stage_json(t: &Timings) -> serde_json::Value {
 }
 
 pub fn run(o: Opts) -> Result<()> {
+    #[cfg(feature = "porep")]
+    if let Some(size) = o.c.circuit.strip_prefix("porep-") {
+        return run_porep(&o, size);
+    }
     let backend = Backend::parse(&o.backend)?;
     let circuit = o.c.instance(0)?;
     let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
@@ -74,21 +82,8 @@ pub fn run(o: Opts) -> Result<()> {
         last_proof = Some(proof);
         all.push(t);
     }
-    let t = all[all.len() / 2];
-    let mut rows = vec![
-        ("circuit", circuit.circuit_id()),
-        ("backend", format!("{:?}", cuzk::engine::resolve(backend)?)),
-        ("constraints", pce.num_constraints().to_string()),
-        ("extraction / params", format!("{extract_s:.3} s / {params_s:.3} s")),
-        ("witness", format!("{:.3} s", t.witness)),
-        ("SpMV", format!("{:.3} s", t.spmv)),
-        ("H (NTTs)", format!("{:.3} s", t.prove.h)),
-        ("MSM H / L / A", format!("{:.3} / {:.3} / {:.3} s", t.prove.msm_h, t.prove.msm_l, t.prove.msm_a)),
-        ("MSM B G1 / B G2", format!("{:.3} / {:.3} s", t.prove.msm_b_g1, t.prove.msm_b_g2)),
-        ("assembly / verify", format!("{:.4} / {:.3} s", t.prove.assembly, t.verify)),
-        ("total (median of n)", format!("{:.3} s", t.total)),
-        ("verified", if real_params { format!("{}/{}", all.len(), all.len()) } else { "no (dummy parameters)".into() }),
-    ];
+    let t = median(&all);
+    let mut rows = summary(&circuit.circuit_id(), backend, pce.num_constraints(), (extract_s, params_s), &t, all.len(), real_params)?;
     let mut compare = serde_json::Value::Null;
     if o.compare_bellperson {
         logcap::install();
@@ -114,17 +109,111 @@ pub fn run(o: Opts) -> Result<()> {
         }
     }
     table("prove", &rows);
+    report(&o, backend, pce.num_constraints(), &t, all.len(), real_params, compare)
+}
+
+/// The median proof by total time.
+fn median(all: &[Timings]) -> Timings {
+    let mut v = all.to_vec();
+    v.sort_by(|a, b| a.total.total_cmp(&b.total));
+    v[v.len() / 2]
+}
+
+/// The table rows every circuit kind shares.
+fn summary(
+    id: &str,
+    backend: Backend,
+    constraints: usize,
+    (extract_s, params_s): (f64, f64),
+    t: &Timings,
+    proofs: usize,
+    verified: bool,
+) -> Result<Vec<(&'static str, String)>> {
+    Ok(vec![
+        ("circuit", id.to_string()),
+        ("backend", format!("{:?}", cuzk::engine::resolve(backend)?)),
+        ("constraints", constraints.to_string()),
+        ("extraction / params", format!("{extract_s:.3} s / {params_s:.3} s")),
+        ("witness", format!("{:.3} s", t.witness)),
+        ("SpMV", format!("{:.3} s", t.spmv)),
+        ("H (NTTs)", format!("{:.3} s", t.prove.h)),
+        ("MSM H / L / A", format!("{:.3} / {:.3} / {:.3} s", t.prove.msm_h, t.prove.msm_l, t.prove.msm_a)),
+        ("MSM B G1 / B G2", format!("{:.3} / {:.3} s", t.prove.msm_b_g1, t.prove.msm_b_g2)),
+        ("assembly / verify", format!("{:.4} / {:.3} s", t.prove.assembly, t.verify)),
+        ("total (median of n)", format!("{:.3} s", t.total)),
+        ("verified", if verified { format!("{proofs}/{proofs}") } else { "no (dummy parameters)".into() }),
+    ])
+}
+
+fn report(
+    o: &Opts,
+    backend: Backend,
+    constraints: usize,
+    t: &Timings,
+    proofs: usize,
+    verified: bool,
+    compare: serde_json::Value,
+) -> Result<()> {
     write_json(
         o.c.json.as_deref(),
         &json!({
             "backend": format!("{:?}", cuzk::engine::resolve(backend)?),
             "circuit": o.c.circuit,
-            "constraints": pce.num_constraints(),
-            "proofs": all.len(),
-            "stages": stage_json(&t),
+            "constraints": constraints,
+            "proofs": proofs,
+            "stages": stage_json(t),
             "total_s": t.total,
-            "verified": real_params,
+            "verified": verified,
             "bellperson": compare,
         }),
     )
+}
+
+/// A PoRep C2: every partition of a real C1 (from `--c1`, or sealed here),
+/// timings summed over the partitions, each partition verified with real
+/// parameters.
+#[cfg(feature = "porep")]
+fn run_porep(o: &Opts, size: &str) -> Result<()> {
+    use cuzk::circuits::porep::{circuit_id, extract_pce, make_c1, PorepC1, PorepSize};
+    let size = PorepSize::from_name(size)?;
+    let backend = Backend::parse(&o.backend)?;
+    let c1 = match &o.c1 {
+        Some(path) => std::fs::read(path)?,
+        None => {
+            let scratch = std::env::temp_dir().join(format!("cuzk-prove-{}", std::process::id()));
+            let c1 = make_c1(size, &scratch, o.c.seed);
+            let _ = std::fs::remove_dir_all(&scratch);
+            c1?
+        }
+    };
+    let c1 = PorepC1::parse_for(&c1, size)?;
+    let (pce, extract_s) = stage("extracting the PoRep PCE", || extract_pce(size));
+    let pce = pce?;
+    let real_params = o.params.is_some() && !o.no_verify;
+    let (params, params_s) = stage("parameters", || match &o.params {
+        Some(p) => read_params(p, false),
+        None => Ok(dummy_params(&pce, 7)),
+    });
+    let params = params?;
+    let opts = ProveOptions { backend, verify: real_params, randomness: None };
+    let mut all = Vec::new();
+    for i in 0..o.n.max(1) {
+        let (res, wall) = stage(&format!("seal proof {}/{}", i + 1, o.n), || -> Result<Timings> {
+            let mut sum = Timings::default();
+            for k in 0..c1.num_partitions() {
+                let (_, t) = prove_one(&pce, &params, c1.circuit(k)?, Some(&c1.public_inputs(k)?), &opts)?;
+                sum.add(&t);
+            }
+            Ok(sum)
+        });
+        let mut t = res?;
+        t.total = wall;
+        all.push(t);
+    }
+    let t = median(&all);
+    let id = circuit_id(size)?;
+    let mut rows = summary(&id, backend, pce.num_constraints(), (extract_s, params_s), &t, all.len(), real_params)?;
+    rows.insert(1, ("partitions", c1.num_partitions().to_string()));
+    table("prove (PoRep C2, times summed over partitions)", &rows);
+    report(o, backend, pce.num_constraints(), &t, all.len(), real_params, serde_json::Value::Null)
 }
