@@ -87,6 +87,17 @@ func (h *handle) acquire() error {
 
 func (h *handle) release() { h.mu.RUnlock() }
 
+// close runs free once, after the calls in flight; later calls get ErrClosed.
+func (h *handle) close(free func()) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed {
+		h.closed = true
+		free()
+	}
+	return nil
+}
+
 // PCE is a handle to the process-wide PCE of one circuit.
 type PCE struct {
 	handle
@@ -149,15 +160,11 @@ func (p *PCE) Unload() error {
 
 // Close frees the handle (waiting for calls in flight). Idempotent.
 func (p *PCE) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.closed {
-		p.closed = true
+	return p.close(func() {
 		ccuzk.PceFree(p.h)
 		p.h = ccuzk.Pce{}
 		runtime.SetFinalizer(p, nil)
-	}
-	return nil
+	})
 }
 
 // Params is a handle to resident Groth16 parameters.
@@ -210,15 +217,11 @@ func (p *Params) Unload() error {
 
 // Close frees the handle (waiting for calls in flight). Idempotent.
 func (p *Params) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.closed {
-		p.closed = true
+	return p.close(func() {
 		ccuzk.ParamsFree(p.h)
 		p.h = ccuzk.Params{}
 		runtime.SetFinalizer(p, nil)
-	}
-	return nil
+	})
 }
 
 // EngineConfig says how an Engine proves. The zero value is the default:
@@ -329,15 +332,11 @@ func (e *Engine) PredictedPeak(pce *PCE, inFlight uint32) (uint64, error) {
 
 // Close frees the engine (waiting for calls in flight). Idempotent.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.closed {
-		e.closed = true
+	return e.close(func() {
 		ccuzk.EngineFree(e.h)
 		e.h = ccuzk.Engine{}
 		runtime.SetFinalizer(e, nil)
-	}
-	return nil
+	})
 }
 
 // Request is one proof to make.

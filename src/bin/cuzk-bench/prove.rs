@@ -5,11 +5,12 @@
 
 use std::path::PathBuf;
 
-use blstrs::Scalar;
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, Scalar};
 use clap::Args;
 use cuzk::engine::{prove_one, Backend, ProveOptions, Timings};
 use cuzk::groth16::{dummy_params, proof_bytes, read_params};
-use cuzk::pce::extract;
+use cuzk::pce::{extract, Pce};
 use cuzk::reference::ReferenceCs;
 use serde_json::json;
 
@@ -60,12 +61,7 @@ pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.instance(0)?;
     let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
     let pce = pce?;
-    let real_params = o.params.is_some() && !o.no_verify;
-    let (params, params_s) = stage("parameters", || match &o.params {
-        Some(p) => read_params(p, false),
-        None => Ok(dummy_params(&pce, 7)),
-    });
-    let params = params?;
+    let (params, params_s, real_params) = load_params(&o, &pce)?;
     let fixed = (Scalar::from(11u64), Scalar::from(13u64));
     let opts = ProveOptions {
         backend,
@@ -110,6 +106,15 @@ pub fn run(o: Opts) -> Result<()> {
     }
     table("prove", &rows);
     report(&o, backend, pce.num_constraints(), &t, all.len(), real_params, compare)
+}
+
+/// `--params`, or dummy parameters of the PCE's shape; whether proofs can verify.
+fn load_params(o: &Opts, pce: &Pce) -> Result<(Parameters<Bls12>, f64, bool)> {
+    let (params, secs) = stage("parameters", || match &o.params {
+        Some(p) => read_params(p, false),
+        None => Ok(dummy_params(pce, 7)),
+    });
+    Ok((params?, secs, o.params.is_some() && !o.no_verify))
 }
 
 /// The median proof by total time.
@@ -189,12 +194,7 @@ fn run_porep(o: &Opts, size: &str) -> Result<()> {
     let c1 = PorepC1::parse_for(&c1, size)?;
     let (pce, extract_s) = stage("extracting the PoRep PCE", || extract_pce(size));
     let pce = pce?;
-    let real_params = o.params.is_some() && !o.no_verify;
-    let (params, params_s) = stage("parameters", || match &o.params {
-        Some(p) => read_params(p, false),
-        None => Ok(dummy_params(&pce, 7)),
-    });
-    let params = params?;
+    let (params, params_s, real_params) = load_params(o, &pce)?;
     let opts = ProveOptions { backend, verify: real_params, randomness: None };
     let mut all = Vec::new();
     for i in 0..o.n.max(1) {
