@@ -23,17 +23,12 @@ impl Witness {
     }
 
     /// As `generate`, with room reserved for `inputs` and `aux` values (known
-    /// from the PCE) so the vectors never reallocate. A circuit that panics
-    /// (e.g. on a malformed vanilla proof) is a synthesis error, not a crash.
+    /// from the PCE) so the vectors never reallocate.
     pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness> {
-        let run = || -> Result<Witness> {
-            let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
-            cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        catching(|| {
+            let mut cs = WitnessCs::started(inputs, aux)?;
             circuit.synthesize(&mut cs)?;
             Ok(cs.0)
-        };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
-            Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p))))
         })
     }
 
@@ -42,10 +37,48 @@ impl Witness {
     }
 }
 
+/// Runs witness generation; a circuit that panics (e.g. on a malformed
+/// vanilla proof) is a synthesis error, not a crash.
+pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p))))
+    })
+}
+
+/// A circuit whose witness the engine can make. Any bellperson circuit can,
+/// through [`Sequential`]; a circuit made of independent parts can do better
+/// (PoRep synthesizes its challenges in parallel).
+pub trait WitnessSource: Send {
+    /// The witness, with room for `inputs` and `aux` values (from the PCE).
+    fn witness(self, inputs: usize, aux: usize) -> Result<Witness>;
+}
+
+/// Any bellperson circuit, synthesized in order on the calling thread.
+pub struct Sequential<C>(pub C);
+
+impl<C: Circuit<Scalar> + Send> WitnessSource for Sequential<C> {
+    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
+        Witness::generate_sized(self.0, inputs, aux)
+    }
+}
+
 /// The alloc-only constraint system. It starts empty (like bellperson's
 /// `ProvingAssignment`) so sub-circuits made with `new()` for `extend` allocate
 /// their own temporary ONE, which `extend` drops.
 pub struct WitnessCs(Witness);
+
+impl WitnessCs {
+    /// A root system as bellperson's prover starts it: the ONE input first.
+    pub(crate) fn started(inputs: usize, aux: usize) -> Result<WitnessCs> {
+        let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        Ok(cs)
+    }
+
+    pub(crate) fn into_witness(self) -> Witness {
+        self.0
+    }
+}
 
 impl ConstraintSystem<Scalar> for WitnessCs {
     type Root = Self;

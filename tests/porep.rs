@@ -2,7 +2,8 @@
 //!
 //! CI tests (2 KiB only, a few minutes on 2 cores):
 //! - the PCE path's a, b, c, densities, inputs and aux equal the reference evaluation of
-//!   bellperson's own synthesis, for every partition;
+//!   bellperson's own synthesis, for every partition, and the witness made with the challenges
+//!   synthesized in parallel equals the sequential one;
 //! - the public inputs (reference inputs[1..]) equal `generate_public_inputs`;
 //! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on the
 //!   same circuit and (structurally valid, unsound) parameters;
@@ -19,7 +20,7 @@ use blstrs::Scalar;
 use cuzk::circuits::porep::{self, PorepC1, PorepSize, ProveOptions};
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::Witness;
+use cuzk::witness::{Witness, WitnessSource};
 use cuzk::Error;
 
 /// One 2 KiB C1 per test process, sealed under the cargo-provided temp dir.
@@ -125,9 +126,15 @@ fn pce_path_equals_reference_for_every_partition() {
         let w = Witness::generate(c1.circuit(k).unwrap()).unwrap();
         let t_wit = t.elapsed();
         let t = Instant::now();
+        let parallel = c1.circuit(k).unwrap().witness(pce.num_inputs, pce.num_aux).unwrap();
+        let t_par = t.elapsed();
+        let t = Instant::now();
         let abc = pce::evaluate(pce, &w).unwrap();
         let t_eval = t.elapsed();
-        eprintln!("partition {k}: reference synthesis {t_ref:.2?}, witness {t_wit:.2?}, SpMV {t_eval:.2?}");
+        eprintln!(
+            "partition {k}: reference synthesis {t_ref:.2?}, witness {t_wit:.2?} (challenges in parallel {t_par:.2?}), SpMV {t_eval:.2?}"
+        );
+        assert!(parallel == w, "the challenge-parallel witness differs from the sequential one");
 
         assert_eq!(w.inputs.len(), pce.num_inputs);
         assert_eq!(w.aux.len(), pce.num_aux);

@@ -94,6 +94,12 @@ impl Synthetic {
     }
 }
 
+impl crate::witness::WitnessSource for Synthetic {
+    fn witness(self, inputs: usize, aux: usize) -> crate::Result<crate::witness::Witness> {
+        crate::witness::Witness::generate_sized(self, inputs, aux)
+    }
+}
+
 impl Circuit<Scalar> for Synthetic {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
         match self {

@@ -50,9 +50,11 @@ use storage_proofs_porep::stacked::{
     self, StackedCircuit, StackedCompound, StackedDrg,
 };
 
+use crate::witness::{Witness, WitnessSource};
 use crate::{Error, Result};
 
 mod fixture;
+mod witness;
 pub use fixture::{make_c1, prover_id_from_miner};
 
 /// Bytes of one partition's Groth16 proof (bellperson `Proof::write`: A, C compressed G1, B
@@ -199,12 +201,12 @@ type Compound<Tree> = StackedCompound<Tree, G>;
 
 /// The tree shapes filecoin-proofs uses for V1_1 seals, with the glue that erases them.
 trait Shape: MerkleTreeTrait<Hasher = DefaultTreeHasher> + Sized + 'static {
-    fn wrap_circuit(c: StackedCircuit<Self, G>) -> PorepCircuit;
+    fn wrap_circuit(c: Partition<Self>) -> PorepCircuit;
     fn wrap_sealed(t: Typed<Self>) -> Sealed;
 }
 
 impl Shape for SectorShapeBase {
-    fn wrap_circuit(c: StackedCircuit<Self, G>) -> PorepCircuit {
+    fn wrap_circuit(c: Partition<Self>) -> PorepCircuit {
         PorepCircuit(CircuitInner::Base(c))
     }
     fn wrap_sealed(t: Typed<Self>) -> Sealed {
@@ -212,7 +214,7 @@ impl Shape for SectorShapeBase {
     }
 }
 impl Shape for SectorShapeSub8 {
-    fn wrap_circuit(c: StackedCircuit<Self, G>) -> PorepCircuit {
+    fn wrap_circuit(c: Partition<Self>) -> PorepCircuit {
         PorepCircuit(CircuitInner::Sub8(c))
     }
     fn wrap_sealed(t: Typed<Self>) -> Sealed {
@@ -220,7 +222,7 @@ impl Shape for SectorShapeSub8 {
     }
 }
 impl Shape for SectorShapeTop2 {
-    fn wrap_circuit(c: StackedCircuit<Self, G>) -> PorepCircuit {
+    fn wrap_circuit(c: Partition<Self>) -> PorepCircuit {
         PorepCircuit(CircuitInner::Top2(c))
     }
     fn wrap_sealed(t: Typed<Self>) -> Sealed {
@@ -265,7 +267,7 @@ fn blank_typed<Tree: Shape>(size: PorepSize) -> Result<PorepCircuit> {
     let c = guarded("building the blank PoRep circuit", Error::Synthesis, || {
         Ok(<Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::blank_circuit(&vp))
     })?;
-    Ok(Tree::wrap_circuit(c))
+    Ok(Tree::wrap_circuit(Partition::Blank(c)))
 }
 
 /// filecoin-proofs' parameter cache identifier of `size`'s circuit, e.g.
@@ -294,14 +296,86 @@ pub fn blank_circuit(size: PorepSize) -> Result<PorepCircuit> {
 // ---------------------------------------------------------------------------------------------
 
 /// One partition's PoRep circuit (filecoin-proofs `StackedCircuit`), with its tree shape erased.
-/// Implements `bellperson::Circuit<Scalar>` by delegating to the wrapped circuit, so it works
-/// with `pce::extract`, `Witness::generate`, the reference CS and `bellperson::groth16::create_proof`.
+/// Implements `bellperson::Circuit<Scalar>` by delegating to filecoin-proofs' synthesis, so it
+/// works with `pce::extract`, `Witness::generate`, the reference CS and
+/// `bellperson::groth16::create_proof`; as a [`WitnessSource`] it synthesizes its challenges in
+/// parallel.
 pub struct PorepCircuit(CircuitInner);
 
 enum CircuitInner {
-    Base(StackedCircuit<SectorShapeBase, G>),
-    Sub8(StackedCircuit<SectorShapeSub8, G>),
-    Top2(StackedCircuit<SectorShapeTop2, G>),
+    Base(Partition<SectorShapeBase>),
+    Sub8(Partition<SectorShapeSub8>),
+    Top2(Partition<SectorShapeTop2>),
+}
+
+enum Partition<Tree: Shape> {
+    /// No witness values: filecoin-proofs' blank circuit (parameters, PCE extraction).
+    Blank(StackedCircuit<Tree, G>),
+    /// A C1's partition: what `StackedCompound::circuit` puts into its `StackedCircuit`
+    /// (whose fields are private), kept here so challenges can be synthesized one by one.
+    Proving(Proving<Tree>),
+}
+
+struct Proving<Tree: Shape> {
+    replica_id: DefaultTreeDomain,
+    comm_d: Option<DefaultPieceDomain>,
+    comm_r: Option<DefaultTreeDomain>,
+    comm_r_last: DefaultTreeDomain,
+    comm_c: DefaultTreeDomain,
+    /// One vanilla proof per challenge.
+    challenges: Vec<VanillaProof<Tree>>,
+}
+
+impl<Tree: Shape> Proving<Tree> {
+    /// filecoin-proofs' own synthesis of the prefix and the given challenges.
+    fn synthesize_with<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        challenges: Vec<VanillaProof<Tree>>,
+    ) -> std::result::Result<(), SynthesisError> {
+        StackedCircuit::<Tree, G>::synthesize(
+            cs,
+            Some(self.replica_id),
+            self.comm_d,
+            self.comm_r,
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            challenges.into_iter().map(Into::into).collect(),
+        )
+    }
+}
+
+impl<Tree: Shape> witness::Challenges for Proving<Tree> {
+    fn count(&self) -> usize {
+        self.challenges.len()
+    }
+
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        i: Option<usize>,
+    ) -> std::result::Result<(), SynthesisError> {
+        self.synthesize_with(cs, i.map(|i| self.challenges[i].clone()).into_iter().collect())
+    }
+}
+
+impl<Tree: Shape> Partition<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
+        match self {
+            Partition::Blank(c) => c.synthesize(cs),
+            Partition::Proving(mut p) => {
+                let all = std::mem::take(&mut p.challenges);
+                p.synthesize_with(cs, all)
+            }
+        }
+    }
+
+    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
+        match self {
+            Partition::Blank(c) => Witness::generate_sized(c, inputs, aux),
+            Partition::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, inputs, aux)),
+        }
+    }
 }
 
 impl Circuit<Scalar> for PorepCircuit {
@@ -313,6 +387,16 @@ impl Circuit<Scalar> for PorepCircuit {
             CircuitInner::Base(c) => c.synthesize(cs),
             CircuitInner::Sub8(c) => c.synthesize(cs),
             CircuitInner::Top2(c) => c.synthesize(cs),
+        }
+    }
+}
+
+impl WitnessSource for PorepCircuit {
+    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
+        match self.0 {
+            CircuitInner::Base(c) => c.witness(inputs, aux),
+            CircuitInner::Sub8(c) => c.witness(inputs, aux),
+            CircuitInner::Top2(c) => c.witness(inputs, aux),
         }
     }
 }
@@ -641,17 +725,24 @@ fn typed<Tree: Shape>(size: PorepSize, pub_in: &PubIn, raw: Box<dyn Any>) -> Res
 }
 
 impl<Tree: Shape> Typed<Tree> {
+    /// What `StackedCompound::circuit` builds for partition `k`, with the same checks.
     fn circuit(&self, pub_in: &PubIn, k: usize) -> Result<PorepCircuit> {
-        let c = guarded("building PoRep partition circuit", Error::InvalidInput, || {
-            <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::circuit(
-                pub_in,
-                (),
-                &self.vanilla[k],
-                &self.vp,
-                Some(k),
-            )
-        })?;
-        Ok(Tree::wrap_circuit(c))
+        let challenges = &self.vanilla[k];
+        let first = challenges
+            .first()
+            .ok_or_else(|| Error::InvalidInput(format!("partition {k} has no vanilla proofs")))?;
+        let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
+        if !challenges.iter().all(|p| p.comm_r_last() == comm_r_last && p.comm_c() == comm_c) {
+            return Err(Error::InvalidInput(format!("partition {k}: inconsistent comm_r_last or comm_c")));
+        }
+        Ok(Tree::wrap_circuit(Partition::Proving(Proving {
+            replica_id: pub_in.replica_id,
+            comm_d: pub_in.tau.as_ref().map(|t| t.comm_d),
+            comm_r: pub_in.tau.as_ref().map(|t| t.comm_r),
+            comm_r_last,
+            comm_c,
+            challenges: challenges.clone(),
+        })))
     }
 
     fn public_inputs(&self, pub_in: &PubIn, k: usize) -> Result<Vec<Scalar>> {

@@ -12,13 +12,12 @@ pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, Pro
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
-use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 
 use crate::groth16::{self, ProveTimings};
 use crate::pce::{evaluate, Pce};
-use crate::witness::Witness;
+use crate::witness::{Witness, WitnessSource};
 use crate::{Error, Result};
 
 /// Where the H computation and the MSMs run.
@@ -97,7 +96,7 @@ fn seconds_since(start: Instant) -> f64 {
 /// Proves one circuit through the PCE path. `public_inputs` (without the ONE)
 /// is the statement the proof is verified against; when `None`, the witness's
 /// own inputs are used.
-pub fn prove_one<C: Circuit<Scalar>>(
+pub fn prove_one<C: WitnessSource>(
     pce: &Pce,
     params: &Parameters<Bls12>,
     circuit: C,
@@ -106,7 +105,7 @@ pub fn prove_one<C: Circuit<Scalar>>(
 ) -> Result<(Proof<Bls12>, Timings)> {
     let start = Instant::now();
     let mut t = Timings::default();
-    let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux)?;
+    let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
     t.witness = seconds_since(start);
 
     let spmv_start = Instant::now();

@@ -7,7 +7,6 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
-use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 
 use super::budget::{CancelToken, MemoryBudget, Priority};
@@ -15,7 +14,7 @@ use super::{gpu_count, prove_on, seconds_since, verify_into, Backend, ProveOptio
 use crate::groth16::ProveTimings;
 use crate::mem::{Owner, Tracked};
 use crate::pce::{evaluate, Abc, Pce};
-use crate::witness::Witness;
+use crate::witness::{Witness, WitnessSource};
 use crate::{Error, Result};
 
 /// The host memory the engine may use for in-flight proofs.
@@ -399,7 +398,7 @@ impl Engine {
     /// A cancel while waiting (or between stages) returns `Cancelled` and
     /// frees the reservation. An `Auto` request whose device fails is retried
     /// once on another one.
-    pub fn prove<C: Circuit<Scalar> + Send>(&self, req: ProofRequest<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
+    pub fn prove<C: WitnessSource>(&self, req: ProofRequest<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
         let ProofRequest { pce, params, circuit, public_inputs, opts, priority, cancel, observer } = req;
         let notify = |s: Stage| {
             if let Some(f) = observer {
@@ -415,7 +414,7 @@ impl Engine {
         let mut reservation = self.budget.reserve(footprint(pce, kind), priority, &cancel)?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let (w, abc) = self.synthesis.install(|| -> Result<_> {
-            let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux)?;
+            let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
             t.witness = seconds_since(start) - t.queued;
             notify(Stage::Witness);
             cancel.check()?;
