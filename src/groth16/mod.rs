@@ -51,7 +51,8 @@ pub struct GpuSteps {
     pub h_upload: f64,
     /// The NTTs left after the upload, until H is ready (CUDA events; part of `h`).
     pub h_ntt: f64,
-    /// The witness's aux host → device (part of `msm_l`).
+    /// The witness's aux host → device, beside the H MSM (`msm_h` is the
+    /// longer of the two).
     pub aux_upload: f64,
     /// Density selection of the aux scalars for A and B, on the device (part
     /// of `msm_a` and `msm_b_g1`).
