@@ -4,7 +4,9 @@
 // parameter file's queries are reused by every proof, so they should cross
 // PCIe once per process, not once per proof (supraseal-c2 streams them each
 // time). Each call sizes its own msm_t to the scalars it is given, so a
-// sub-range of a large base set gets the right Pippenger window.
+// sub-range of a large base set gets the right Pippenger window. The scalars
+// come from host memory or, for a proof's H and aux, from a device vector
+// (dev_vec.cuh) that never leaves the GPU.
 
 #include "dev_vec.cuh"
 #include <ff/bls12-381-fp2.hpp>
