@@ -4,9 +4,11 @@
 // parameter file's queries are reused by every proof, so they should cross
 // PCIe once per process, not once per proof (supraseal-c2 streams them each
 // time). Each call sizes its own msm_t to the scalars it is given, so a
-// sub-range of a large base set gets the right Pippenger window.
+// sub-range of a large base set gets the right Pippenger window. The scalars
+// come from host memory or, for a proof's H and aux, from a device vector
+// (dev_vec.cuh) that never leaves the GPU.
 
-#include "common.cuh"
+#include "dev_vec.cuh"
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
 #include <ec/xyzz_t.hpp>
@@ -35,55 +37,34 @@ template<class T> struct is_device_ptr<on_device_t<T>> {
     static const bool value{true};
 };
 
-template<class affine_t> struct bases_t {
-    int device_id;
-    size_t npoints;
-    affine_t* d_points;     // same bytes as the host affine points
-};
-
 // One MSM at a time per device: msm_t's kernels are cooperative and use the
 // device's shared flip-flop streams; interleaving two gains nothing.
 static std::mutex msm_lock[64];
 
 template<class affine_t>
 static RustError bases_new(int device_id, const affine_t* points, size_t n,
-                           bases_t<affine_t>** out)
+                           dev_vec_t<affine_t>** out)
 {
     *out = nullptr;
     CUZK_TRY(device_id, {
-        affine_t* d_points = nullptr;
-        CUDA_OK(cudaMalloc(&d_points, (n ? n : 1) * sizeof(affine_t)));
-        try {
-            CUDA_OK(cudaMemcpy(d_points, points, n * sizeof(affine_t),
-                               cudaMemcpyHostToDevice));
-        } catch (...) {
-            (void)cudaFree(d_points);
-            throw;
-        }
-        *out = new bases_t<affine_t>{device_id, n, d_points};
+        *out = dev_vec_upload(gpu, points, n);
     })
 }
 
-template<class affine_t>
-static void bases_free(bases_t<affine_t>* bases)
-{
-    if (bases == nullptr)
-        return;
-    int current;
-    if (cudaGetDevice(&current) == cudaSuccess) {
-        try { select_gpu(bases->device_id); } catch (...) {}
-        (void)cudaFree(bases->d_points);
-        (void)cudaSetDevice(current);
-    }
-    delete bases;
-}
-
+// Σ scalars[i]·points[i] for i < n. The points are on the device when
+// |resident|, else in host memory; the scalars are |dev_scalars| (on this
+// device, n of them) when given, else |host_scalars|.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
-                     bool resident, size_t n, const scalar_t* scalars)
+                     bool resident, size_t n, const scalar_t* host_scalars,
+                     const scalars_t* dev_scalars)
 {
     CUZK_TRY(device_id, {
         out->inf();
+        if (dev_scalars != nullptr &&
+            (dev_scalars->device_id != device_id || dev_scalars->len != n))
+            return RustError{-cudaErrorInvalidValue,
+                             "cuzk: device scalars of another device or length"};
         if (n == 0)
             return RustError{cudaSuccess};
         if (n >= ((size_t)1 << 31))
@@ -92,28 +73,32 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         msm_t<bucket_t, point_t, affine_t, scalar_t> m{nullptr, n,
                                                        sizeof(affine_t),
                                                        device_id};
-        RustError err = resident
-            ? m.invoke(*out, on_device_t<affine_t>{points}, n, scalars, true)
-            : m.invoke(*out, points, n, scalars, true);
+        const on_device_t<affine_t> d_points{points};
+        RustError err = dev_scalars != nullptr
+            ? (resident ? m.invoke(*out, d_points, n, on_device_t<scalar_t>{dev_scalars->d}, true)
+                        : m.invoke(*out, points, n, on_device_t<scalar_t>{dev_scalars->d}, true))
+            : (resident ? m.invoke(*out, d_points, n, host_scalars, true)
+                        : m.invoke(*out, points, n, host_scalars, true));
         if (err.code != cudaSuccess)
             return err;
     })
 }
 
 template<class bucket_t, class point_t, class affine_t>
-static RustError msm_resident(const bases_t<affine_t>* bases, size_t start,
-                              size_t n, const scalar_t* scalars, point_t* out)
+static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, size_t n,
+                              const scalar_t* host_scalars, const scalars_t* dev_scalars,
+                              point_t* out)
 {
     if (bases == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null bases handle"};
-    if (start > bases->npoints || n > bases->npoints - start)
+    if (start > bases->len || n > bases->len - start)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM range out of bounds"};
-    return msm<bucket_t>(bases->device_id, out, bases->d_points + start,
-                         true, n, scalars);
+    return msm<bucket_t>(bases->device_id, out, bases->d + start, true, n,
+                         host_scalars, dev_scalars);
 }
 
-typedef bases_t<affine_t> g1_bases_t;
-typedef bases_t<affine_fp2_t> g2_bases_t;
+typedef dev_vec_t<affine_t> g1_bases_t;
+typedef dev_vec_t<affine_fp2_t> g2_bases_t;
 
 CUZK_FFI RustError::by_value cuzk_g1_bases_new(int device_id, const affine_t* points,
                                                size_t n, g1_bases_t** out)
@@ -124,28 +109,32 @@ CUZK_FFI RustError::by_value cuzk_g2_bases_new(int device_id, const affine_fp2_t
 {   return bases_new(device_id, points, n, out);   }
 
 CUZK_FFI void cuzk_g1_bases_free(g1_bases_t* bases)
-{   bases_free(bases);   }
+{   delete bases;   }
 
 CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
-{   bases_free(bases);   }
+{   delete bases;   }
 
+// The scalars: |host_scalars| in host memory, or |dev_scalars| on the bases'
+// device (then host_scalars is ignored).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
-                                                  size_t n, const scalar_t* scalars,
+                                                  size_t n, const scalar_t* host_scalars,
+                                                  const scalars_t* dev_scalars,
                                                   point_t* out)
-{   return msm_resident<bucket_t>(bases, start, n, scalars, out);   }
+{   return msm_resident<bucket_t>(bases, start, n, host_scalars, dev_scalars, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
-                                                  size_t n, const scalar_t* scalars,
+                                                  size_t n, const scalar_t* host_scalars,
+                                                  const scalars_t* dev_scalars,
                                                   point_fp2_t* out)
-{   return msm_resident<bucket_fp2_t>(bases, start, n, scalars, out);   }
+{   return msm_resident<bucket_fp2_t>(bases, start, n, host_scalars, dev_scalars, out);   }
 
 // Bases streamed from host memory: the fallback when a query does not fit.
 CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points,
-                                              size_t n, const scalar_t* scalars,
-                                              point_t* out)
-{   return msm<bucket_t>(device_id, out, points, false, n, scalars);   }
+                                              size_t n, const scalar_t* host_scalars,
+                                              const scalars_t* dev_scalars, point_t* out)
+{   return msm<bucket_t>(device_id, out, points, false, n, host_scalars, dev_scalars);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points,
-                                              size_t n, const scalar_t* scalars,
-                                              point_fp2_t* out)
-{   return msm<bucket_fp2_t>(device_id, out, points, false, n, scalars);   }
+                                              size_t n, const scalar_t* host_scalars,
+                                              const scalars_t* dev_scalars, point_fp2_t* out)
+{   return msm<bucket_fp2_t>(device_id, out, points, false, n, host_scalars, dev_scalars);   }

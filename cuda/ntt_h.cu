@@ -4,9 +4,10 @@
 // interpolated (iNTT), evaluated on the coset g·<omega> with g = 7 (coset NTT,
 // powers of g distributed before the transform), combined point-wise as
 // (a·b − c)·z_inv with z_inv = 1/(g^N − 1), and interpolated back (coset iNTT:
-// iNTT, then powers of g^-1). The first |out_len| coefficients come back.
+// iNTT, then powers of g^-1). The first |out_len| coefficients stay on the
+// device for the H MSM; a, b, c go up through the pinned staging.
 
-#include "common.cuh"
+#include "dev_vec.cuh"
 #include <ntt/ntt.cuh>
 
 __launch_bounds__(256) __global__
@@ -37,12 +38,33 @@ CUZK_FFI RustError::by_value cuzk_ntt_constants(uint32_t lg_domain, fr_t* omega,
     return RustError{cudaSuccess};
 }
 
+// A CUDA event that can time (sppark's event_t is created without timing).
+class timing_event_t {
+    cudaEvent_t e = nullptr;
+public:
+    timing_event_t()    {   CUDA_OK(cudaEventCreate(&e));   }
+    ~timing_event_t()   {   if (e) (void)cudaEventDestroy(e);   }
+    timing_event_t(const timing_event_t&) = delete;
+    timing_event_t& operator=(const timing_event_t&) = delete;
+    operator cudaEvent_t() const    {   return e;   }
+    void record(cudaStream_t s)     {   CUDA_OK(cudaEventRecord(e, s));   }
+    float ms_since(const timing_event_t& from) const
+    {   float ms; CUDA_OK(cudaEventElapsedTime(&ms, from.e, e)); return ms;   }
+};
+
+struct cuzk_h_times_t {     // mirrored by src/gpu/ffi.rs
+    float upload_ms;        // start until the last of a, b, c is on the device
+    float ntt_ms;           // from there until H is ready
+};
+
+// H's first |out_len| coefficients, as a new vector on the device (*out).
 CUZK_FFI RustError::by_value cuzk_compute_h(int device_id,
                                             const fr_t* a, const fr_t* b, const fr_t* c,
                                             size_t n, uint32_t lg_domain,
-                                            const fr_bits_t* z_inv,
-                                            fr_t* out, size_t out_len)
+                                            const fr_bits_t* z_inv, size_t out_len,
+                                            scalars_t** out, cuzk_h_times_t* times)
 {
+    *out = nullptr;
     CUZK_TRY(device_id, {
         if (lg_domain == 0 || lg_domain > MAX_LG_DOMAIN_SIZE)
             return RustError{-cudaErrorInvalidValue,
@@ -56,15 +78,23 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id,
         using Dir = NTT::Direction;
         using Ty = NTT::Type;
 
-        dev_ptr_t<fr_t> d_abc{3 * N};
-        fr_t* d[3] = { &d_abc[0], &d_abc[N], &d_abc[2 * N] };
-        const fr_t* h[3] = { a, b, c };
+        std::unique_ptr<scalars_t> h{new scalars_t(gpu, N)};
+        dev_ptr_t<fr_t> d_bc{2 * N};
+        fr_t* d[3] = { h->d, &d_bc[0], &d_bc[N] };
+        const fr_t* src[3] = { a, b, c };
+        timing_event_t start, uploaded, done;
+        start.record(gpu[0]);
 
-        // a, b, c on their own streams: one's copy overlaps another's NTTs.
+        // a, b, c on their own streams: the host copies b and c into the
+        // staging while the device transforms a (and b).
         for (int i = 0; i < 3; i++) {
             stream_t& s = gpu[i];
+            if (i)
+                s.wait(start);
             if (n)
-                s.HtoD(d[i], h[i], n);
+                staged_upload(gpu, s, d[i], src[i], n * sizeof(fr_t));
+            if (i == 2)
+                uploaded.record(s);
             if (n < N)
                 s.bzero(d[i] + n, N - n);
             NTT::Base_dev_ptr(s, d[i], lg_domain, IO::NR, Dir::inverse, Ty::standard);
@@ -83,8 +113,11 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id,
         CUDA_OK(cudaGetLastError());
 
         NTT::Base_dev_ptr(s, d[0], lg_domain, IO::NN, Dir::inverse, Ty::coset);
-        if (out_len)
-            s.DtoH(out, d[0], out_len);
+        done.record(s);
         gpu.sync();
+        times->upload_ms = uploaded.ms_since(start);
+        times->ntt_ms = done.ms_since(uploaded);
+        h->len = out_len;
+        *out = h.release();
     })
 }

@@ -39,6 +39,14 @@ pub(crate) struct GpuInfoC {
 /// `fr_bits_t` in cuda/common.cuh: a field element passed to a kernel by value.
 pub(crate) type FrBits = [u64; 4];
 
+/// Mirrors `cuzk_h_times_t` in cuda/ntt_h.cu.
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct HTimesC {
+    pub upload_ms: f32,
+    pub ntt_ms: f32,
+}
+
 extern "C" {
     pub(crate) fn cuzk_gpu_count(out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_gpu_info(device_id: i32, out: *mut GpuInfoC) -> sppark::Error;
@@ -61,28 +69,32 @@ extern "C" {
         bases: *const c_void,
         start: usize,
         n: usize,
-        scalars: *const Scalar,
+        host_scalars: *const Scalar,
+        dev_scalars: *const c_void,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_resident(
         bases: *const c_void,
         start: usize,
         n: usize,
-        scalars: *const Scalar,
+        host_scalars: *const Scalar,
+        dev_scalars: *const c_void,
         out: *mut G2Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g1_msm_host(
         device_id: i32,
         points: *const G1Affine,
         n: usize,
-        scalars: *const Scalar,
+        host_scalars: *const Scalar,
+        dev_scalars: *const c_void,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_host(
         device_id: i32,
         points: *const G2Affine,
         n: usize,
-        scalars: *const Scalar,
+        host_scalars: *const Scalar,
+        dev_scalars: *const c_void,
         out: *mut G2Projective,
     ) -> sppark::Error;
 
@@ -100,7 +112,24 @@ extern "C" {
         n: usize,
         lg_domain: u32,
         z_inv: *const FrBits,
-        out: *mut Scalar,
         out_len: usize,
+        out: *mut *mut c_void,
+        times: *mut HTimesC,
     ) -> sppark::Error;
+
+    pub(crate) fn cuzk_staging_bytes(device_id: i32, out: *mut usize) -> sppark::Error;
+    pub(crate) fn cuzk_scalars_upload(
+        device_id: i32,
+        scalars: *const Scalar,
+        n: usize,
+        out: *mut *mut c_void,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_scalars_download(v: *const c_void, out: *mut Scalar, n: usize) -> sppark::Error;
+    pub(crate) fn cuzk_scalars_select(
+        v: *const c_void,
+        words: *const u64,
+        nwords: usize,
+        out: *mut *mut c_void,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_scalars_free(v: *mut c_void);
 }

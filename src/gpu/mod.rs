@@ -15,11 +15,13 @@ mod ffi;
 #[cfg(test)]
 mod tests;
 
+use crate::mem::{Owner, Tracked};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use std::ffi::c_void;
 use std::ops::Range;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
 /// A CUDA or argument error from the GPU layer, with sppark's message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,9 +144,9 @@ macro_rules! resident {
         unsafe impl Sync for $name {}
 
         impl $name {
-            /// Uploads `bases` to `device_id`.
+            /// Uploads `bases` to `device_id` (through the pinned staging).
             pub fn new(device_id: usize, bases: &[$affine]) -> Result<Self> {
-                let dev = device_arg(device_id)?;
+                let dev = staging_arg(device_id)?;
                 let mut handle: *mut c_void = std::ptr::null_mut();
                 check(unsafe { ffi::$new(dev, bases.as_ptr(), bases.len(), &mut handle) })?;
                 let handle = NonNull::new(handle).ok_or_else(|| invalid("null bases handle"))?;
@@ -174,8 +176,10 @@ macro_rules! resident {
             }
 
             /// Σ scalars[i] · bases[range.start + i]; `scalars` in blstrs'
-            /// Montgomery form, `scalars.len() == range.len()`.
-            pub fn msm(&self, range: Range<usize>, scalars: &[Scalar]) -> Result<$proj> {
+            /// Montgomery form, `scalars.len() == range.len()`, on the host or
+            /// on this device.
+            pub fn msm<'a>(&self, range: Range<usize>, scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
+                let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
                     return Err(invalid(format!(
                         "MSM range {range:?} outside {} resident bases",
@@ -189,15 +193,10 @@ macro_rules! resident {
                         range.len()
                     )));
                 }
+                let (host, dev) = scalars.raw(self.device_id)?;
                 let mut out = <$proj as group::Group>::identity();
                 check(unsafe {
-                    ffi::$msm(
-                        self.handle.as_ptr(),
-                        range.start,
-                        range.len(),
-                        scalars.as_ptr(),
-                        &mut out,
-                    )
+                    ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out)
                 })?;
                 Ok(out)
             }
@@ -210,9 +209,11 @@ macro_rules! resident {
         }
 
         /// Σ scalars[i] · bases[i] with the bases streamed from host memory
-        /// (the fallback when they do not fit on the device).
-        pub fn $host_fn(device_id: usize, bases: &[$affine], scalars: &[Scalar]) -> Result<$proj> {
+        /// (the fallback when they do not fit on the device); the scalars on
+        /// the host or on `device_id`.
+        pub fn $host_fn<'a>(device_id: usize, bases: &[$affine], scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
             let dev = device_arg(device_id)?;
+            let scalars = scalars.into();
             if scalars.len() != bases.len() {
                 return Err(invalid(format!(
                     "{} scalars for {} bases",
@@ -220,10 +221,9 @@ macro_rules! resident {
                     bases.len()
                 )));
             }
+            let (host, d) = scalars.raw(device_id)?;
             let mut out = <$proj as group::Group>::identity();
-            check(unsafe {
-                ffi::$host_msm(dev, bases.as_ptr(), bases.len(), scalars.as_ptr(), &mut out)
-            })?;
+            check(unsafe { ffi::$host_msm(dev, bases.as_ptr(), bases.len(), host, d, &mut out) })?;
             Ok(out)
         }
     };
@@ -266,38 +266,173 @@ pub fn ntt_constants(lg_domain: u32) -> Result<(Scalar, Scalar)> {
     Ok((omega, g))
 }
 
+/// Pinned host memory of each device's upload staging, accounted once per
+/// device (it is allocated on the device's first upload and kept).
+static STAGING: Mutex<Vec<(i32, Tracked)>> = Mutex::new(Vec::new());
+
+/// [`device_arg`] for a call that uploads: makes sure the device's pinned
+/// staging exists and is accounted as host memory.
+fn staging_arg(device_id: usize) -> Result<i32> {
+    let dev = device_arg(device_id)?;
+    let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+    if !staging.iter().any(|(d, _)| *d == dev) {
+        let mut bytes = 0usize;
+        check(unsafe { ffi::cuzk_staging_bytes(dev, &mut bytes) })?;
+        // It holds a, b, c (and aux) on their way to the device.
+        staging.push((dev, Tracked::new(Owner::Abc, bytes as u64)));
+    }
+    Ok(dev)
+}
+
+/// Scalars in one device's memory (an H polynomial, a witness's aux, a
+/// density selection of them), freed on drop.
+pub struct DeviceScalars {
+    handle: NonNull<c_void>,
+    device_id: usize,
+    len: usize,
+    _accounted: Tracked,
+}
+
+// An immutable device buffer plus its length.
+unsafe impl Send for DeviceScalars {}
+unsafe impl Sync for DeviceScalars {}
+
+impl DeviceScalars {
+    /// Takes ownership of a vector the C side allocated (`alloc` scalars).
+    fn from_raw(handle: *mut c_void, device_id: usize, len: usize, alloc: usize) -> Result<Self> {
+        let handle = NonNull::new(handle).ok_or_else(|| invalid("null scalars handle"))?;
+        Ok(Self { handle, device_id, len, _accounted: Tracked::new(Owner::Gpu, 32 * alloc.max(1) as u64) })
+    }
+
+    /// Copies `scalars` to `device_id` (through the pinned staging).
+    pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
+        let dev = staging_arg(device_id)?;
+        let mut handle = std::ptr::null_mut();
+        check(unsafe { ffi::cuzk_scalars_upload(dev, scalars.as_ptr(), scalars.len(), &mut handle) })?;
+        Self::from_raw(handle, device_id, scalars.len(), scalars.len())
+    }
+
+    pub fn device_id(&self) -> usize {
+        self.device_id
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The values whose bit is set in `words` (bit `i % 64` of word
+    /// `i / 64`; bits past `len()` ignored), in order, as a new vector on the
+    /// same device: bellperson's density selection, done on the device.
+    pub fn select(&self, words: &[u64]) -> Result<DeviceScalars> {
+        if words.len() < self.len.div_ceil(64) {
+            return Err(invalid(format!("{} bitmap words for {} scalars", words.len(), self.len)));
+        }
+        let mut handle = std::ptr::null_mut();
+        check(unsafe { ffi::cuzk_scalars_select(self.handle.as_ptr(), words.as_ptr(), words.len(), &mut handle) })?;
+        let ones: usize = words[..self.len.div_ceil(64)]
+            .iter()
+            .enumerate()
+            .map(|(w, &x)| {
+                let valid = self.len - 64 * w;
+                let x = if valid < 64 { x & ((1u64 << valid) - 1) } else { x };
+                x.count_ones() as usize
+            })
+            .sum();
+        Self::from_raw(handle, self.device_id, ones, ones)
+    }
+
+    /// Copies the scalars back to the host.
+    pub fn to_host(&self) -> Result<Vec<Scalar>> {
+        let mut out = vec![Scalar::ZERO; self.len];
+        check(unsafe { ffi::cuzk_scalars_download(self.handle.as_ptr(), out.as_mut_ptr(), self.len) })?;
+        Ok(out)
+    }
+}
+
+impl Drop for DeviceScalars {
+    fn drop(&mut self) {
+        unsafe { ffi::cuzk_scalars_free(self.handle.as_ptr()) }
+    }
+}
+
+/// An MSM's scalars: in host memory, or already on the MSM's device.
+#[derive(Clone, Copy)]
+pub enum Scalars<'a> {
+    Host(&'a [Scalar]),
+    Device(&'a DeviceScalars),
+}
+
+impl Scalars<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Scalars::Host(s) => s.len(),
+            Scalars::Device(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The (host pointer, device handle) pair the C MSMs take.
+    fn raw(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
+        match self {
+            Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
+            Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
+            Scalars::Device(d) => Err(invalid(format!(
+                "scalars on device {} for an MSM on device {device_id}",
+                d.device_id
+            ))),
+        }
+    }
+}
+
+impl<'a> From<&'a [Scalar]> for Scalars<'a> {
+    fn from(s: &'a [Scalar]) -> Self {
+        Scalars::Host(s)
+    }
+}
+
+impl<'a> From<&'a Vec<Scalar>> for Scalars<'a> {
+    fn from(s: &'a Vec<Scalar>) -> Self {
+        Scalars::Host(s)
+    }
+}
+
+impl<'a> From<&'a DeviceScalars> for Scalars<'a> {
+    fn from(s: &'a DeviceScalars) -> Self {
+        Scalars::Device(s)
+    }
+}
+
+/// Where [`compute_h_device`]'s time went, from CUDA events.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HTimings {
+    /// Seconds until a, b and c were all on the device (host copies into the
+    /// pinned staging and DMA; overlaps the NTTs of a and b).
+    pub upload: f64,
+    /// Seconds from there until H was ready (the NTTs not hidden by the upload).
+    pub ntt: f64,
+}
+
 /// The Groth16 H polynomial, exactly as bellperson's `execute_fft`:
 /// a, b, c (evaluations, `len <= 2^lg_domain`, all the same length) are
 /// zero-padded to the domain, interpolated, evaluated on the coset
 /// `7·<omega>`, combined as `(a·b − c) / Z` with `Z = g^N − 1`, and
-/// interpolated back. Returns the first `2^lg_domain − 1` coefficients (the
-/// length of the H query).
-pub fn compute_h(
+/// interpolated back. Its first `2^lg_domain − 1` coefficients (the length of
+/// the H query) stay on the device, ready for the H MSM.
+pub fn compute_h_device(
     device_id: usize,
     a: &[Scalar],
     b: &[Scalar],
     c: &[Scalar],
     lg_domain: u32,
-) -> Result<Vec<Scalar>> {
-    if lg_domain == 0 || lg_domain > MAX_LG_DOMAIN {
-        return Err(invalid(format!("lg_domain {lg_domain} outside 1..={MAX_LG_DOMAIN}")));
-    }
-    let mut out = vec![Scalar::ZERO; (1usize << lg_domain) - 1];
-    compute_h_into(device_id, a, b, c, lg_domain, &mut out)?;
-    Ok(out)
-}
-
-/// [`compute_h`] into a caller buffer: `out.len() <= 2^lg_domain`, its first
-/// `out.len()` coefficients are written.
-pub fn compute_h_into(
-    device_id: usize,
-    a: &[Scalar],
-    b: &[Scalar],
-    c: &[Scalar],
-    lg_domain: u32,
-    out: &mut [Scalar],
-) -> Result<()> {
-    let dev = device_arg(device_id)?;
+) -> Result<(DeviceScalars, HTimings)> {
+    let dev = staging_arg(device_id)?;
     if lg_domain == 0 || lg_domain > MAX_LG_DOMAIN {
         return Err(invalid(format!("lg_domain {lg_domain} outside 1..={MAX_LG_DOMAIN}")));
     }
@@ -311,13 +446,12 @@ pub fn compute_h_into(
             c.len()
         )));
     }
-    if n > domain || out.len() > domain {
-        return Err(invalid(format!(
-            "{n} evaluations / {} outputs for a domain of {domain}",
-            out.len()
-        )));
+    if n > domain {
+        return Err(invalid(format!("{n} evaluations for a domain of {domain}")));
     }
     let z_inv = z_inv_on_coset(lg_domain);
+    let mut handle = std::ptr::null_mut();
+    let mut times = ffi::HTimesC::default();
     check(unsafe {
         ffi::cuzk_compute_h(
             dev,
@@ -327,10 +461,25 @@ pub fn compute_h_into(
             n,
             lg_domain,
             &z_inv as *const Scalar as *const ffi::FrBits,
-            out.as_mut_ptr(),
-            out.len(),
+            domain - 1,
+            &mut handle,
+            &mut times,
         )
-    })
+    })?;
+    let h = DeviceScalars::from_raw(handle, device_id, domain - 1, domain)?;
+    let t = HTimings { upload: times.upload_ms as f64 / 1e3, ntt: times.ntt_ms as f64 / 1e3 };
+    Ok((h, t))
+}
+
+/// [`compute_h_device`] with the coefficients brought back to the host.
+pub fn compute_h(
+    device_id: usize,
+    a: &[Scalar],
+    b: &[Scalar],
+    c: &[Scalar],
+    lg_domain: u32,
+) -> Result<Vec<Scalar>> {
+    compute_h_device(device_id, a, b, c, lg_domain)?.0.to_host()
 }
 
 /// 1 / (g^N − 1): Z on the coset is this single constant.

@@ -151,7 +151,7 @@ fn msm_g1_matches_cpu() {
             naive_g1(&bases[lo..hi], &s[lo..hi]),
             "sub-range G1 n={n}"
         );
-        assert_eq!(r.msm(lo..lo, &[]).unwrap(), G1Projective::identity());
+        assert_eq!(r.msm(lo..lo, Scalars::Host(&[])).unwrap(), G1Projective::identity());
         // All-zero and all-one scalars.
         let zeros = vec![Scalar::ZERO; n];
         assert_eq!(r.msm(0..n, &zeros).unwrap(), G1Projective::identity());
@@ -364,10 +364,17 @@ fn repeated_calls_do_not_leak() {
     let n = 1 << 14;
     let bases = g1_bases(n, 5);
     let s = scalars(n, 6);
+    // Covers the 2^15-long H as well as the 2^14 scalars.
+    let words: Vec<u64> = (0..512u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
     let run = || {
         let r = ResidentG1::new(0, &bases).unwrap();
         r.msm(0..n, &s).unwrap();
         compute_h(0, &s, &s, &s, 15).unwrap();
+        let (h, _) = compute_h_device(0, &s, &s, &s, 15).unwrap();
+        h.select(&words).unwrap();
+        let d = DeviceScalars::upload(0, &s).unwrap();
+        let sel = d.select(&words).unwrap();
+        r.msm(0..sel.len(), &sel).unwrap();
     };
     run(); // first use allocates sppark's per-device twiddles
     let before = device_info(0).unwrap().free_bytes;
@@ -377,6 +384,77 @@ fn repeated_calls_do_not_leak() {
     let after = device_info(0).unwrap().free_bytes;
     eprintln!("free bytes before {before} after {after}");
     assert!(after + (64 << 20) >= before, "leaked {} bytes", before - after);
+}
+
+/// Host reference for [`DeviceScalars::select`].
+fn select_host(words: &[u64], s: &[Scalar]) -> Vec<Scalar> {
+    s.iter().enumerate().filter(|(i, _)| words[i / 64] >> (i % 64) & 1 == 1).map(|(_, v)| *v).collect()
+}
+
+#[test]
+fn device_scalars_upload_select_msm() {
+    if !have_gpu("device_scalars_upload_select_msm") {
+        return;
+    }
+    // 3·2^20 + 7 scalars cross the staging's 16 MiB chunks and wrap its ring.
+    for &n in &[0usize, 1, 63, 64, 65, 1000, 4099, (3 << 20) + 7] {
+        let s = scalars(n, 40 + n as u64);
+        let d = DeviceScalars::upload(0, &s).unwrap();
+        assert_eq!(d.len(), n);
+        assert!(d.to_host().unwrap() == s, "round trip n={n}");
+        // Random words, bits past n set too (they must be ignored), plus
+        // the all-ones and all-zeros bitmaps.
+        let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+        let nw = n.div_ceil(64);
+        for words in [
+            (0..nw).map(|_| rand_core::RngCore::next_u64(&mut rng)).collect::<Vec<u64>>(),
+            vec![u64::MAX; nw],
+            vec![0; nw + 1],
+        ] {
+            let sel = d.select(&words).unwrap();
+            let want = select_host(&words, &s);
+            assert_eq!(sel.len(), want.len(), "select length n={n}");
+            assert!(sel.to_host().unwrap() == want, "select n={n}");
+            if n <= 4099 {
+                let bases = g1_bases(want.len(), 3);
+                let r = ResidentG1::new(0, &bases).unwrap();
+                let host = r.msm(0..want.len(), &want).unwrap();
+                assert_eq!(r.msm(0..want.len(), &sel).unwrap(), host, "device scalars n={n}");
+                assert_eq!(msm_g1_host(0, &bases, &sel).unwrap(), host, "streamed, device scalars n={n}");
+            }
+        }
+        if n > 0 {
+            assert!(d.select(&vec![0; nw - 1]).is_err(), "short bitmap n={n}");
+        }
+    }
+    let s = scalars(2053, 9);
+    let d = DeviceScalars::upload(0, &s).unwrap();
+    let bases = g2_bases(2053, 8);
+    let r = ResidentG2::new(0, &bases).unwrap();
+    let want = naive_g2(&bases, &s);
+    assert_eq!(r.msm(0..2053, &d).unwrap(), want, "G2 device scalars");
+    assert_eq!(msm_g2_host(0, &bases, &d).unwrap(), want, "G2 streamed, device scalars");
+    // Device scalars must match the range exactly.
+    assert!(r.msm(0..2052, &d).is_err());
+}
+
+#[test]
+fn compute_h_device_stays_on_device() {
+    if !have_gpu("compute_h_device_stays_on_device") {
+        return;
+    }
+    let lg = 12;
+    let n = 3000;
+    let (a, b, c) = (scalars(n, 1), scalars(n, 2), scalars(n, 3));
+    let (h, t) = compute_h_device(0, &a, &b, &c, lg).unwrap();
+    assert_eq!(h.len(), (1 << lg) - 1);
+    assert!(t.upload >= 0.0 && t.ntt > 0.0, "{t:?}");
+    let want = reference_h(&a, &b, &c, lg);
+    assert!(h.to_host().unwrap() == want);
+    // The H MSM straight from the device equals the one from host coefficients.
+    let bases = g1_bases(h.len(), 4);
+    let r = ResidentG1::new(0, &bases).unwrap();
+    assert_eq!(r.msm(0..h.len(), &h).unwrap(), r.msm(0..h.len(), &want).unwrap());
 }
 
 // ---- Primitive timings on the device: the ceiling for the CUDA backend.
@@ -498,8 +576,13 @@ fn gpu_primitive_timings() {
     for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
         let n = 1usize << lg;
         let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
-        let mut out = vec![Scalar::ZERO; n - 1];
-        let (first, best, _) = time(reps, || compute_h_into(0, a, b, c, lg, &mut out).unwrap());
-        println!("| compute_h (H2D+3 iNTT+3 coset NTT+coset iNTT+D2H) | 2^{lg} | - | {first:.3} | {best:.3} |");
+        let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg).unwrap());
+        println!("| compute_h_device (staged H2D + 3 iNTT + 3 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
+        println!("|   of which upload / NTT after upload (events, last call) | 2^{lg} | - | {:.3} | {:.3} |", ht.upload, ht.ntt);
+        let (first, best, d) = time(reps, || DeviceScalars::upload(0, a).unwrap());
+        println!("| DeviceScalars::upload ({:.1} GB/s best) | 2^{lg} | - | {first:.3} | {best:.3} |", (32 * n) as f64 / best / 1e9);
+        let words: Vec<u64> = (0..n / 64).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let (first, best, _) = time(reps, || d.select(&words).unwrap());
+        println!("| DeviceScalars::select (half the bits) | 2^{lg} | - | {first:.3} | {best:.3} |");
     }
 }

@@ -38,6 +38,25 @@ pub struct ProveTimings {
     pub msm_b_g1: f64,
     pub msm_b_g2: f64,
     pub assembly: f64,
+    /// Where the CUDA backend's time went inside the stages above (already
+    /// counted in them, not in `total`); zero on the CPU backend.
+    pub gpu: GpuSteps,
+}
+
+/// Sub-steps of the CUDA backend's stages, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GpuSteps {
+    /// a, b, c host → device through the pinned staging (CUDA events; part of
+    /// `h`, overlapping the NTTs of a and b).
+    pub h_upload: f64,
+    /// The NTTs left after the upload, until H is ready (CUDA events; part of `h`).
+    pub h_ntt: f64,
+    /// The witness's aux host → device, beside the H MSM (`msm_h` is the
+    /// longer of the two).
+    pub aux_upload: f64,
+    /// Density selection of the aux scalars for A and B, on the device (part
+    /// of `msm_a` and `msm_b_g1`).
+    pub select: f64,
 }
 
 impl ProveTimings {

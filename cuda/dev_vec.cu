@@ -1,0 +1,159 @@
+// The per-device pinned staging ring, and scalar vectors on the device:
+// upload, download, and density selection (compaction by a bitmap).
+
+#include "dev_vec.cuh"
+#include <cstring>
+#include <mutex>
+
+namespace {
+
+constexpr size_t CHUNK = (size_t)16 << 20;     // bytes per pinned buffer
+constexpr int NBUF = 4;                         // buffers per device
+constexpr size_t PIECE = (size_t)1 << 20;       // one host thread's share of a chunk
+constexpr size_t MAX_GPUS = 64;
+
+struct stager_t {
+    std::mutex mtx;                 // one upload at a time per device
+    char* buf = nullptr;            // NBUF * CHUNK pinned bytes
+    cudaEvent_t done[NBUF] = {};    // last DMA out of each buffer
+    int next = 0;
+
+    ~stager_t()
+    {
+        for (auto e : done)
+            if (e) (void)cudaEventDestroy(e);
+        if (buf) (void)cudaFreeHost(buf);
+    }
+};
+
+std::mutex registry;
+stager_t* stagers[MAX_GPUS];        // never freed: bounded, reused by every proof
+
+stager_t& stager(const gpu_t& gpu)
+{
+    if ((size_t)gpu.id() >= MAX_GPUS)
+        throw sppark_error{-cudaErrorInvalidDevice, std::string("cuzk: device id over 63")};
+    std::lock_guard<std::mutex> guard(registry);
+    stager_t*& slot = stagers[gpu.id()];
+    if (slot == nullptr) {
+        std::unique_ptr<stager_t> st{new stager_t};
+        CUDA_OK(cudaHostAlloc(&st->buf, NBUF * CHUNK, cudaHostAllocPortable));
+        for (auto& e : st->done)
+            CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        slot = st.release();
+    }
+    return *slot;
+}
+
+__launch_bounds__(256) __global__
+void select_by_bits(fr_bits_t* out, const fr_bits_t* in, const uint64_t* words,
+                    const uint64_t* offsets, size_t len)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < len; i += stride) {
+        uint64_t w = words[i / 64];
+        uint32_t b = i % 64;
+        if ((w >> b) & 1)
+            out[offsets[i / 64] + __popcll(w & ((1ull << b) - 1))] = in[i];
+    }
+}
+
+} // namespace
+
+size_t staging_bytes()
+{   return NBUF * CHUNK;   }
+
+void staging_init(const gpu_t& gpu)
+{   (void)stager(gpu);   }
+
+void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
+                   const void* src, size_t bytes)
+{
+    stager_t& st = stager(gpu);
+    std::lock_guard<std::mutex> guard(st.mtx);
+    for (size_t off = 0; off < bytes; off += CHUNK) {
+        size_t n = std::min(CHUNK, bytes - off);
+        int k = st.next;
+        st.next = (k + 1) % NBUF;
+        char* buf = st.buf + k * CHUNK;
+        CUDA_OK(cudaEventSynchronize(st.done[k]));
+        const char* from = (const char*)src + off;
+        gpu.par_map((n + PIECE - 1) / PIECE, 1, [&](size_t i) {
+            size_t at = i * PIECE;
+            std::memcpy(buf + at, from + at, std::min(PIECE, n - at));
+        });
+        CUDA_OK(cudaMemcpyAsync((char*)dst + off, buf, n, cudaMemcpyHostToDevice, stream));
+        CUDA_OK(cudaEventRecord(st.done[k], stream));
+    }
+}
+
+CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, size_t* out)
+{
+    *out = 0;
+    CUZK_TRY(device_id, {
+        staging_init(gpu);
+        *out = staging_bytes();
+    })
+}
+
+CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, const fr_t* host,
+                                                 size_t n, scalars_t** out)
+{
+    *out = nullptr;
+    CUZK_TRY(device_id, {
+        *out = dev_vec_upload(gpu, host, n);
+    })
+}
+
+CUZK_FFI RustError::by_value cuzk_scalars_download(const scalars_t* v, fr_t* out, size_t n)
+{
+    if (v == nullptr || n != v->len)
+        return RustError{-cudaErrorInvalidValue, "cuzk: bad scalars handle or length"};
+    CUZK_TRY(v->device_id, {
+        if (n)
+            CUDA_OK(cudaMemcpy(out, v->d, n * sizeof(fr_t), cudaMemcpyDeviceToHost));
+    })
+}
+
+// The values of |src| whose bit is set in |words| (bit i of word i/64, least
+// significant first), in order, as a new vector on the same device.
+CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uint64_t* words,
+                                                 size_t nwords, scalars_t** out)
+{
+    *out = nullptr;
+    if (src == nullptr)
+        return RustError{-cudaErrorInvalidValue, "cuzk: null scalars handle"};
+    CUZK_TRY(src->device_id, {
+        const size_t len = src->len, need = (len + 63) / 64;
+        if (nwords < need)
+            return RustError{-cudaErrorInvalidValue, "cuzk: bitmap shorter than the vector"};
+        // Masked words, then the number of set bits before each word.
+        std::vector<uint64_t> meta(2 * need);
+        size_t ones = 0;
+        for (size_t w = 0; w < need; w++) {
+            uint64_t x = words[w];
+            if (w == need - 1 && len % 64)
+                x &= (1ull << (len % 64)) - 1;
+            meta[w] = x;
+            meta[need + w] = ones;
+            ones += __builtin_popcountll(x);
+        }
+        std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones)};
+        if (ones) {
+            dev_ptr_t<uint64_t> d_meta{2 * need};
+            cudaStream_t s = gpu;
+            CUDA_OK(cudaMemcpyAsync(&d_meta[0], meta.data(), 2 * need * sizeof(uint64_t),
+                                    cudaMemcpyHostToDevice, s));
+            unsigned blocks = (unsigned)std::min<size_t>((len + 255) / 256,
+                                                         (size_t)gpu.sm_count() * 16);
+            select_by_bits<<<blocks, 256, 0, s>>>((fr_bits_t*)v->d, (const fr_bits_t*)src->d,
+                                                  &d_meta[0], &d_meta[need], len);
+            CUDA_OK(cudaGetLastError());
+            CUDA_OK(cudaStreamSynchronize(s));
+        }
+        *out = v.release();
+    })
+}
+
+CUZK_FFI void cuzk_scalars_free(scalars_t* v)
+{   delete v;   }
