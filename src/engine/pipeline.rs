@@ -300,21 +300,23 @@ pub struct Engine {
 /// dimensions. Both backends hold the witness (`32·(inputs + aux)`, allocated
 /// once at its final size) and a, b, c. The CPU backend pads a, b, c to the
 /// domain in place for its NTTs and holds the domain's twiddle tables
-/// (`3·32·m + 32·m`, the peak; the later MSM scalar copies are smaller). The CUDA backend keeps them at `n` rows and receives
-/// the `m − 1` H coefficients while they are alive (`3·32·n + 32·m`); the
-/// density-selected scalar copies that follow are smaller.
+/// (`3·32·m + 32·m`, the peak; the later MSM scalar copies are smaller). The
+/// CUDA backend keeps them at `n` rows until they are on the device (`3·32·n`);
+/// H, the aux upload and the density selections live on the device, and the
+/// pinned staging the uploads go through is per device, not per proof.
 pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
     let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
     let (n, m) = (pce.num_constraints() as u64, pce.domain_size() as u64);
     match backend {
-        Backend::Cuda(_) => witness + 96 * n + 32 * m,
+        Backend::Cuda(_) => witness + 96 * n,
         Backend::Cpu | Backend::Auto => witness + 128 * m,
     }
 }
 
 /// The part of [`footprint`] that is a, b and c, given back to the budget the
 /// moment the backend frees them (after the upload on a GPU, after the NTTs
-/// on the CPU); what remains covers the witness and H's coefficients.
+/// on the CPU); what remains covers the witness (and on the CPU H's
+/// coefficients).
 fn abc_part(pce: &Pce, backend: Backend) -> u64 {
     match backend {
         Backend::Cuda(_) => 96 * pce.num_constraints() as u64,

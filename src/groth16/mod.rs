@@ -74,6 +74,10 @@ impl ProveTimings {
         self.msm_b_g1 += o.msm_b_g1;
         self.msm_b_g2 += o.msm_b_g2;
         self.assembly += o.assembly;
+        self.gpu.h_upload += o.gpu.h_upload;
+        self.gpu.h_ntt += o.gpu.h_ntt;
+        self.gpu.aux_upload += o.gpu.aux_upload;
+        self.gpu.select += o.gpu.select;
     }
 }
 

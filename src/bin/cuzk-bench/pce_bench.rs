@@ -11,7 +11,7 @@ use blstrs::Scalar;
 use clap::Args;
 use cuzk::pce::{evaluate, extract, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::Witness;
+use cuzk::witness::{Witness, WitnessSource};
 use serde_json::json;
 
 use crate::report::{gib, memory_bandwidth, stage, table, write_json};
@@ -148,7 +148,7 @@ pub fn run(o: Opts) -> Result<()> {
 }
 
 /// The measurement on any circuit: `make` builds a fresh instance each time.
-fn run_with<C: bellperson::Circuit<Scalar>>(
+fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     o: &Opts,
     circuit_id: &str,
     make: impl Fn() -> Result<C>,
@@ -180,7 +180,7 @@ fn run_with<C: bellperson::Circuit<Scalar>>(
     });
     let pce: Pce = pce?;
     let (w, witness_s) =
-        stage("PCE path: witness", || -> Result<Witness> { Ok(Witness::generate_sized(make()?, pce.num_inputs, pce.num_aux)?) });
+        stage("PCE path: witness", || -> Result<Witness> { Ok(make()?.witness(pce.num_inputs, pce.num_aux)?) });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
     let abc = abc?;
