@@ -7,6 +7,8 @@
 #   bash scripts/device-bench.sh peer   # ours vs supraseal-c2 at 2^22 (real params) and 2^24 (dummy params, timing only);
 #                                       # pce-pipeline -n 24 -j 1,2,4,8 on a warm engine
 #   bash scripts/device-bench.sh multi  # on a multi-GPU kind: pce-pipeline on 1 GPU vs all GPUs
+#   bash scripts/device-bench.sh engine # PoRep 2 KiB with real parameters (GPU, CPU, pce-bench), then
+#                                       # pce-pipeline at 2^21 on 1 GPU and on all GPUs (2+ GPUs kind)
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -58,6 +60,26 @@ multi)
   nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 32 -j 8 --backend cuda:0 --params $P/s20.params --json "$OUT/multi-1gpu.json"
   run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 64 -j 16 --backend auto --params $P/s20.params --json "$OUT/multi-allgpu.json"
+  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
+  ;;
+engine)
+  # PoRep C2 on a real 2 KiB C1 with real parameters (generated here), verified.
+  run timeout 400 $B params --circuit porep-2KiB --out $P/porep-2k.params
+  run timeout 60 $B c1 --sector 2KiB --out $P/c1-2k.json
+  run timeout 200 $B prove --circuit porep-2KiB --c1 $P/c1-2k.json --params $P/porep-2k.params --backend cuda:0 -n 3 --json "$OUT/porep-2k-gpu.json"
+  run timeout 200 $B prove --circuit porep-2KiB --c1 $P/c1-2k.json --params $P/porep-2k.params --backend cpu -n 1 --json "$OUT/porep-2k-cpu.json"
+  rm -f $P/porep-2k.params
+  run timeout 200 $B pce-bench --circuit porep-2k --json "$OUT/pce-bench-porep-2k.json"
+  # Side by side with supraseal-c2 at 2^24 (dummy parameters: timing only).
+  run timeout 120 $B params --circuit sha256-chain --size 2^24 --dummy --out $P/d24.params
+  run timeout 150 $PB/peer-bench-supraseal --constraints 2^24 --params $P/d24.params --proofs 2 --no-harness --json "$OUT/peer.jsonl"
+  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 3 --params $P/d24.params --no-verify --json "$OUT/ours-2p24.json"
+  rm -f $P/d24.params
+  # One GPU kept busy, then every GPU: two backend workers per device.
+  run timeout 300 $B params --circuit sha256-chain --size 2^21 --out $P/s21.params
+  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
+  run timeout 150 $B pce-pipeline --circuit sha256-chain --size 2^21 -n 160 -j 12 --workers 2 --backend cuda:0 --params $P/s21.params --json "$OUT/engine-1gpu.json"
+  run timeout 150 $B pce-pipeline --circuit sha256-chain --size 2^21 -n 320 -j 24 --workers 2 --backend auto --params $P/s21.params --json "$OUT/engine-allgpu.json"
   nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   ;;
 esac

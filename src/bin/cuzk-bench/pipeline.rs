@@ -26,9 +26,12 @@ pub struct Opts {
     /// Proofs.
     #[arg(short = 'n', default_value_t = 4)]
     pub n: usize,
-    /// Pipelines at once.
+    /// Pipelines at once (proofs in flight, over all devices).
     #[arg(short = 'j', default_value_t = 2)]
     pub j: usize,
+    /// Backend-stage workers per device (0: one per pipeline).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
@@ -285,7 +288,7 @@ fn new_phase(
     let engine = Engine::new(EngineConfig {
         synthesis_threads: 0,
         devices,
-        workers_per_device: o.j,
+        workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
