@@ -7,8 +7,9 @@
 #   bash scripts/device-bench.sh peer   # ours vs supraseal-c2 at 2^22 (real params) and 2^24 (dummy params, timing only);
 #                                       # pce-pipeline -n 24 -j 1,2,4,8 on a warm engine
 #   bash scripts/device-bench.sh multi  # on a multi-GPU kind: pce-pipeline on 1 GPU vs all GPUs
-#   bash scripts/device-bench.sh engine # PoRep 2 KiB with real parameters (GPU, CPU, pce-bench), then
-#                                       # pce-pipeline at 2^21 on 1 GPU and on all GPUs (2+ GPUs kind)
+#   bash scripts/device-bench.sh porep  # PoRep 2 KiB with real parameters (GPU, CPU), pce-bench porep-2k
+#   bash scripts/device-bench.sh engine # ours vs supraseal-c2 at 2^24, then pce-pipeline at 2^21 on
+#                                       # 1 GPU and on all GPUs (2+ GPUs kind)
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -62,7 +63,7 @@ multi)
   run timeout 100 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 64 -j 16 --backend auto --params $P/s20.params --json "$OUT/multi-allgpu.json"
   nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   ;;
-engine)
+porep)
   # PoRep C2 on a real 2 KiB C1 with real parameters (generated here), verified.
   run timeout 400 $B params --circuit porep-2KiB --out $P/porep-2k.params
   run timeout 60 $B c1 --sector 2KiB --out $P/c1-2k.json
@@ -70,6 +71,8 @@ engine)
   run timeout 200 $B prove --circuit porep-2KiB --c1 $P/c1-2k.json --params $P/porep-2k.params --backend cpu -n 1 --json "$OUT/porep-2k-cpu.json"
   rm -f $P/porep-2k.params
   run timeout 200 $B pce-bench --circuit porep-2k --json "$OUT/pce-bench-porep-2k.json"
+  ;;
+engine)
   # Side by side with supraseal-c2 at 2^24 (dummy parameters: timing only).
   run timeout 120 $B params --circuit sha256-chain --size 2^24 --dummy --out $P/d24.params
   run timeout 150 $PB/peer-bench-supraseal --constraints 2^24 --params $P/d24.params --proofs 2 --no-harness --json "$OUT/peer.jsonl"
