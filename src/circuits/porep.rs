@@ -658,7 +658,7 @@ impl PorepC1 {
 }
 
 fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
-    Option::from(Scalar::from_repr_vartime(*bytes))
+    Scalar::from_repr_vartime(*bytes)
 }
 
 /// Moves the vanilla proofs into their concrete type and validates their shape against the

@@ -111,7 +111,7 @@ impl cuzk_engine_config {
     ///
     /// # Safety
     /// `devices` is NULL or points to `num_devices` readable ids.
-    unsafe fn to_config(&self) -> FfiResult<EngineConfig> {
+    unsafe fn to_config(self) -> FfiResult<EngineConfig> {
         if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
         }

@@ -50,6 +50,7 @@ mod with_porep {
 
     /// Proves every partition of the C1 output `input` and returns the
     /// concatenated proofs with the partitions' stage times summed.
+    #[allow(clippy::too_many_arguments)]
     pub fn prove(
         engine: &Engine,
         pce: &Pce,
