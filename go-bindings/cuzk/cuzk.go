@@ -296,37 +296,43 @@ func (e *Engine) Devices() ([]DeviceStats, error) {
 	return d, check("cuzk_engine_devices", s, msg)
 }
 
-// Footprint is the host memory one proof (one PoRep partition) of pce's
-// circuit reserves from the budget.
-func (e *Engine) Footprint(pce *PCE) (uint64, error) {
+// withPCE runs f with the engine and pce held open.
+func (e *Engine) withPCE(pce *PCE, f func()) error {
 	if err := e.acquire(); err != nil {
-		return 0, err
+		return err
 	}
 	defer e.release()
 	if err := pce.acquire(); err != nil {
-		return 0, err
+		return err
 	}
 	defer pce.release()
-	n, s, msg := ccuzk.EngineFootprint(e.h, pce.h)
+	f()
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(pce)
+	return nil
+}
+
+// Footprint is the host memory one proof (one PoRep partition) of pce's
+// circuit reserves from the budget.
+func (e *Engine) Footprint(pce *PCE) (uint64, error) {
+	var n uint64
+	var s ccuzk.Status
+	var msg string
+	if err := e.withPCE(pce, func() { n, s, msg = ccuzk.EngineFootprint(e.h, pce.h) }); err != nil {
+		return 0, err
+	}
 	return n, check("cuzk_engine_footprint", s, msg)
 }
 
 // PredictedPeak is the peak RSS the engine predicts with inFlight proofs of
 // pce's circuit: RSS now (call it warm) plus inFlight footprints.
 func (e *Engine) PredictedPeak(pce *PCE, inFlight uint32) (uint64, error) {
-	if err := e.acquire(); err != nil {
+	var n uint64
+	var s ccuzk.Status
+	var msg string
+	if err := e.withPCE(pce, func() { n, s, msg = ccuzk.EnginePredictedPeak(e.h, pce.h, inFlight) }); err != nil {
 		return 0, err
 	}
-	defer e.release()
-	if err := pce.acquire(); err != nil {
-		return 0, err
-	}
-	defer pce.release()
-	n, s, msg := ccuzk.EnginePredictedPeak(e.h, pce.h, inFlight)
-	runtime.KeepAlive(e)
-	runtime.KeepAlive(pce)
 	return n, check("cuzk_engine_predicted_peak", s, msg)
 }
 

@@ -106,7 +106,7 @@ type DeviceStats struct {
 // Timings mirrors struct cuzk_timings.
 type Timings struct {
 	Queued, Witness, Spmv, H, MsmH, MsmL, MsmA, MsmBG1, MsmBG2, Assembly, Verify, Total float64
-	Backend, Device                                                             uint32
+	Backend, Device                                                                     uint32
 }
 
 // MemStats mirrors struct cuzk_mem_stats.
