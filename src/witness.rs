@@ -28,7 +28,7 @@ impl Witness {
         catching(|| {
             let mut cs = WitnessCs::started(inputs, aux)?;
             circuit.synthesize(&mut cs)?;
-            Ok(cs.0)
+            Ok(cs.into_witness())
         })
     }
 

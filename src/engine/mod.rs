@@ -162,13 +162,21 @@ pub fn resolve(b: Backend) -> Result<Backend> {
     match b {
         Backend::Auto if gpu_count() > 0 => Ok(Backend::Cuda(0)),
         Backend::Auto => Ok(Backend::Cpu),
-        Backend::Cuda(id) if id as usize >= gpu_count() => Err(Error::Gpu(format!(
-            "no CUDA device {id} ({} present{})",
-            gpu_count(),
-            if cfg!(feature = "cuda") { "" } else { "; built without the cuda feature" }
-        ))),
+        Backend::Cuda(id) => check_device(id).map(|()| b),
         other => Ok(other),
     }
+}
+
+/// `Err` saying how many devices there are when CUDA device `id` is not one of them.
+pub fn check_device(id: u32) -> Result<()> {
+    let n = gpu_count();
+    if id as usize >= n {
+        return Err(Error::Gpu(format!(
+            "no CUDA device {id} ({n} present{})",
+            if cfg!(feature = "cuda") { "" } else { "; built without the cuda feature" }
+        )));
+    }
+    Ok(())
 }
 
 /// Free and total memory of CUDA device `id`, now.

@@ -133,13 +133,13 @@ impl Lanes {
         let mut st = self.lock();
         loop {
             cancel.check()?;
-            let usable = allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy());
-            let mut usable = usable.peekable();
-            if usable.peek().is_none() {
+            let usable: Vec<usize> =
+                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy()).collect();
+            if usable.is_empty() {
                 return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
             }
             // Most free workers first; ties go to the first listed.
-            if let Some(i) = usable.filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free)) {
+            if let Some(i) = usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free)) {
                 let lane = &mut st[i];
                 lane.free -= 1;
                 if lane.free + 1 == self.workers {
@@ -331,9 +331,7 @@ impl Engine {
             None => (0..gpu_count() as u32).collect(),
         };
         for &id in &ids {
-            if id as usize >= gpu_count() {
-                return Err(Error::Gpu(format!("no CUDA device {id} ({} present)", gpu_count())));
-            }
+            super::check_device(id)?;
         }
         let backends = if ids.is_empty() { vec![Backend::Cpu] } else { ids.into_iter().map(Backend::Cuda).collect() };
         Self::with_stage(cfg, backends, Box::new(Backends))

@@ -144,14 +144,15 @@ impl cuzk_engine_config {
     }
 }
 
+/// `CUZK_NO_SUCH_DEVICE` when CUDA device `id` is not present.
+pub(crate) fn device_present(id: u32) -> FfiResult<()> {
+    crate::engine::check_device(id).map_err(|e| Failure::new(CUZK_NO_SUCH_DEVICE, e.to_string()))
+}
+
 /// Makes an engine; fails if a listed device is not present (`CUZK_NO_SUCH_DEVICE`).
 pub fn new_engine(cfg: EngineConfig) -> FfiResult<Arc<Engine>> {
-    let n = crate::engine::gpu_count();
-    if let Some(&id) = cfg.devices.iter().flatten().find(|&&id| id as usize >= n) {
-        return Err(Failure::new(
-            CUZK_NO_SUCH_DEVICE,
-            format!("no CUDA device {id}: {n} present{}", if cfg!(feature = "cuda") { "" } else { " (built without the cuda feature)" }),
-        ));
+    for &id in cfg.devices.iter().flatten() {
+        device_present(id)?;
     }
     Ok(Arc::new(Engine::new(cfg)?))
 }

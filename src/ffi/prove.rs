@@ -5,7 +5,7 @@ use blstrs::{Bls12, Scalar};
 
 use super::boundary::{arg_bytes, arg_out, arg_ref};
 use super::circuit::{cuzk_circuit, Circuit};
-use super::engine::{cuzk_cancel, cuzk_engine, engine_or_default};
+use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
 use super::porep;
@@ -174,7 +174,9 @@ pub fn prove(
     if id != pce.id {
         return Err(Failure::new(CUZK_CIRCUIT_MISMATCH, format!("the request is for {id} but the PCE holds {}", pce.id)));
     }
-    check_device(req.backend)?;
+    if let Backend::Cuda(id) = req.backend {
+        device_present(id)?;
+    }
     let opts = ProveOptions { backend: req.backend, verify: req.verify, randomness: None };
     let (bytes, t) = match &req.circuit {
         Circuit::Porep { sector } => porep::prove(engine, &pce.pce, params, sector, req.input, opts, req.priority, cancel)?,
@@ -194,23 +196,6 @@ pub fn prove(
         }
     };
     Ok((bytes, cuzk_timings::from(&t)))
-}
-
-/// A CUDA device that is not there is `CUZK_NO_SUCH_DEVICE`.
-fn check_device(b: Backend) -> FfiResult<()> {
-    if let Backend::Cuda(id) = b {
-        let n = engine::gpu_count();
-        if id as usize >= n {
-            return Err(Failure::new(
-                CUZK_NO_SUCH_DEVICE,
-                format!(
-                    "no CUDA device {id}: {n} present{}",
-                    if cfg!(feature = "cuda") { "" } else { " (built without the cuda feature)" }
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Verifies proof bytes against a validated request's public inputs.

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::anyhow_like::Result;
-use crate::report::{stage, table};
 
 #[derive(Args)]
 pub struct Opts {
@@ -23,6 +22,7 @@ pub struct Opts {
 
 #[cfg(feature = "porep")]
 pub fn run(o: Opts) -> Result<()> {
+    use crate::report::{stage, table};
     use cuzk::circuits::porep::{make_c1, PorepSize};
     let size = PorepSize::from_name(&o.sector)?;
     let scratch = std::env::temp_dir().join(format!("cuzk-c1-{}", std::process::id()));
