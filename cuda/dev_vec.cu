@@ -38,6 +38,10 @@ stager_t& stager(const gpu_t& gpu)
     if (slot == nullptr) {
         std::unique_ptr<stager_t> st{new stager_t};
         CUDA_OK(cudaHostAlloc(&st->buf, NBUF * CHUNK, cudaHostAllocPortable));
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
         for (auto& e : st->done)
             CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         slot = st.release();
@@ -63,7 +67,7 @@ void select_by_bits(fr_bits_t* out, const fr_bits_t* in, const uint64_t* words,
 size_t staging_bytes()
 {   return NBUF * CHUNK;   }
 
-void staging_init(const gpu_t& gpu)
+void device_init(const gpu_t& gpu)
 {   (void)stager(gpu);   }
 
 void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
@@ -91,7 +95,7 @@ CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, size_t* out)
 {
     *out = 0;
     CUZK_TRY(device_id, {
-        staging_init(gpu);
+        device_init(gpu);
         *out = staging_bytes();
     })
 }
@@ -101,7 +105,7 @@ CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, const fr_t* host
 {
     *out = nullptr;
     CUZK_TRY(device_id, {
-        *out = dev_vec_upload(gpu, host, n);
+        *out = dev_vec_upload(gpu, host, n, lifetime_t::proof);
     })
 }
 
@@ -138,10 +142,10 @@ CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uin
             meta[need + w] = ones;
             ones += __builtin_popcountll(x);
         }
-        std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones)};
+        std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones, lifetime_t::proof)};
         if (ones) {
-            dev_ptr_t<uint64_t> d_meta{2 * need};
-            cudaStream_t s = gpu;
+            const stream_t& s = gpu;
+            dev_ptr_t<uint64_t> d_meta{2 * need, s};
             CUDA_OK(cudaMemcpyAsync(&d_meta[0], meta.data(), 2 * need * sizeof(uint64_t),
                                     cudaMemcpyHostToDevice, s));
             unsigned blocks = (unsigned)std::min<size_t>((len + 255) / 256,

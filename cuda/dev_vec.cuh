@@ -6,6 +6,12 @@
 // first upload, kept for the process, STAGING_BYTES in all): the host copies
 // a chunk into a free buffer with the device's thread pool while the DMA of
 // the previous chunk runs.
+//
+// A proof's device buffers come from the device's stream-ordered pool, told
+// on first use to keep what it has allocated: cudaMalloc/cudaFree per buffer
+// cost a device-wide synchronization each and serialize on the driver's
+// locks with the other devices' workers, which is what kept two GPUs from
+// doubling one. The SRS bases, long-lived, are plain allocations.
 
 #ifndef __CUZK_DEV_VEC_CUH__
 #define __CUZK_DEV_VEC_CUH__
@@ -16,8 +22,9 @@
 // Pinned bytes one device's staging ring holds.
 size_t staging_bytes();
 
-// Creates |gpu|'s staging ring if it has none yet.
-void staging_init(const gpu_t& gpu);
+// Makes |gpu|'s per-device state if it has none yet: the staging ring, and
+// the memory pool set to keep the memory freed into it.
+void device_init(const gpu_t& gpu);
 
 // Copies |bytes| from host memory at |src| to device memory at |dst|, the
 // DMAs queued on |stream|. Returns once the last chunk is queued: |src| may
@@ -25,21 +32,41 @@ void staging_init(const gpu_t& gpu);
 void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
                    const void* src, size_t bytes);
 
+// How a device vector is allocated: SRS bases for the process, a proof's
+// scalars from the pool (freed in stream order once their users are done).
+enum class lifetime_t { process, proof };
+
 // |len| values of T in one device's memory; the C handle behind the Rust
-// ResidentG1/G2 and DeviceScalars.
+// ResidentG1/G2 and DeviceScalars. Every user of a proof vector synchronizes
+// before it returns, so freeing on the device's first stream is safe.
 template<class T> struct dev_vec_t {
     int device_id;
     size_t len;
     T* d;
+    lifetime_t life;
 
-    dev_vec_t(const gpu_t& gpu, size_t n) : device_id(gpu.id()), len(n), d(nullptr)
-    {   CUDA_OK(cudaMalloc(&d, (n ? n : 1) * sizeof(T)));   }
+    dev_vec_t(const gpu_t& gpu, size_t n, lifetime_t l)
+        : device_id(gpu.id()), len(n), d(nullptr), life(l)
+    {
+        size_t bytes = (n ? n : 1) * sizeof(T);
+        if (life == lifetime_t::proof) {
+            device_init(gpu);
+            CUDA_OK(cudaMallocAsync(&d, bytes, (cudaStream_t)gpu));
+        } else {
+            CUDA_OK(cudaMalloc(&d, bytes));
+        }
+    }
     ~dev_vec_t()
     {
         int current;
         bool restore = cudaGetDevice(&current) == cudaSuccess;
-        try { select_gpu(device_id); } catch (...) {}
-        (void)cudaFree(d);
+        try {
+            const gpu_t& gpu = select_gpu(device_id);
+            if (life == lifetime_t::proof)
+                (void)cudaFreeAsync(d, (cudaStream_t)gpu);
+            else
+                (void)cudaFree(d);
+        } catch (...) {}
         if (restore)
             (void)cudaSetDevice(current);
     }
@@ -49,9 +76,9 @@ template<class T> struct dev_vec_t {
 
 // A new device vector holding host[0..n), uploaded through the staging.
 template<class T>
-dev_vec_t<T>* dev_vec_upload(const gpu_t& gpu, const T* host, size_t n)
+dev_vec_t<T>* dev_vec_upload(const gpu_t& gpu, const T* host, size_t n, lifetime_t life)
 {
-    std::unique_ptr<dev_vec_t<T>> v{new dev_vec_t<T>(gpu, n)};
+    std::unique_ptr<dev_vec_t<T>> v{new dev_vec_t<T>(gpu, n, life)};
     cudaStream_t s = gpu;
     staged_upload(gpu, s, v->d, host, n * sizeof(T));
     CUDA_OK(cudaStreamSynchronize(s));

@@ -47,7 +47,7 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 {
     *out = nullptr;
     CUZK_TRY(device_id, {
-        *out = dev_vec_upload(gpu, points, n);
+        *out = dev_vec_upload(gpu, points, n, lifetime_t::process);
     })
 }
 

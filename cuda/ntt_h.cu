@@ -78,8 +78,8 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id,
         using Dir = NTT::Direction;
         using Ty = NTT::Type;
 
-        std::unique_ptr<scalars_t> h{new scalars_t(gpu, N)};
-        dev_ptr_t<fr_t> d_bc{2 * N};
+        std::unique_ptr<scalars_t> h{new scalars_t(gpu, N, lifetime_t::proof)};
+        dev_ptr_t<fr_t> d_bc{2 * N, gpu[0]};
         fr_t* d[3] = { h->d, &d_bc[0], &d_bc[N] };
         const fr_t* src[3] = { a, b, c };
         timing_event_t start, uploaded, done;

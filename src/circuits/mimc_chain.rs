@@ -25,9 +25,17 @@ pub struct MimcChain {
     pub start: Option<(Scalar, Scalar)>,
 }
 
-fn constants(rounds: usize) -> Vec<Scalar> {
+/// The round constants, drawn as they are needed: synthesis holds O(1)
+/// memory besides the witness, as the engine's footprint assumes.
+fn constants(rounds: usize) -> impl Iterator<Item = Scalar> {
     let mut rng = ChaCha20Rng::seed_from_u64(CONSTANTS_SEED);
-    (0..rounds).map(|_| Scalar::random(&mut rng)).collect()
+    (0..rounds).map(move |_| Scalar::random(&mut rng))
+}
+
+/// One round on values: (x, y) → (t³ + μ·y, x) with t = x + c.
+fn round(x: Scalar, y: Scalar, c: Scalar, mu: Scalar) -> (Scalar, Scalar) {
+    let t = x + c;
+    (t.square() * t + mu * y, x)
 }
 
 fn mu() -> Scalar {
@@ -53,55 +61,49 @@ impl MimcChain {
         MimcChain { rounds, start: None }
     }
 
-    /// The state after each round, natively.
-    fn trace(&self) -> Option<Vec<(Scalar, Scalar)>> {
-        let (mut x, mut y) = self.start?;
-        let mu = mu();
-        Some(
-            constants(self.rounds)
-                .into_iter()
-                .map(|c| {
-                    let t = x + c;
-                    (x, y) = (t.square() * t + mu * y, x);
-                    (x, y)
-                })
-                .collect(),
-        )
+    /// Whether round `i` (from 0) ends with x bound to a public input.
+    fn binds_input(&self, i: usize) -> bool {
+        i + 1 == self.rounds / 2 || i + 1 == self.rounds
     }
 
     /// The public inputs (without the ONE): x after half the rounds and at the end.
     pub fn public_inputs(&self) -> Vec<Scalar> {
-        let trace = self.trace().unwrap_or_default();
-        let half = self.rounds / 2 - 1;
-        trace.get(half).into_iter().chain(trace.last()).map(|s| s.0).collect()
+        let Some((mut x, mut y)) = self.start else { return Vec::new() };
+        let mu = mu();
+        let mut out = Vec::with_capacity(2);
+        for (i, c) in constants(self.rounds).enumerate() {
+            (x, y) = round(x, y, c, mu);
+            if self.binds_input(i) {
+                out.push(x);
+            }
+        }
+        out
     }
 }
 
 impl Circuit<Scalar> for MimcChain {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let values = self.trace();
-        let at = |i: usize| values.as_ref().map(|t| t[i]);
         let start = self.start;
         let one = CS::one();
         let mut x = cs.alloc(|| "x0", || start.map(|s| s.0).ok_or(SynthesisError::AssignmentMissing))?;
         let mut y = cs.alloc(|| "y0", || start.map(|s| s.1).ok_or(SynthesisError::AssignmentMissing))?;
         let (mut xv, mut yv) = (start.map(|s| s.0), start.map(|s| s.1));
         let mu = mu();
-        for (i, c) in constants(self.rounds).into_iter().enumerate() {
+        for (i, c) in constants(self.rounds).enumerate() {
             let t = xv.map(|x| x + c);
             let t2 = cs.alloc(|| "t2", || t.map(|t| t.square()).ok_or(SynthesisError::AssignmentMissing))?;
             cs.enforce(|| "t*t", |lc| lc + x + (c, one), |lc| lc + x + (c, one), |lc| lc + t2);
             let t3 = cs.alloc(|| "t3", || t.map(|t| t.square() * t).ok_or(SynthesisError::AssignmentMissing))?;
             cs.enforce(|| "t2*t", |lc| lc + t2, |lc| lc + x + (c, one), |lc| lc + t3);
-            let nx = cs.alloc(|| "x", || at(i).map(|s| s.0).ok_or(SynthesisError::AssignmentMissing))?;
+            let next = xv.zip(yv).map(|(x, y)| round(x, y, c, mu));
+            let nx = cs.alloc(|| "x", || next.map(|s| s.0).ok_or(SynthesisError::AssignmentMissing))?;
             cs.enforce(|| "mix", |lc| lc + t3 + (mu, y), |lc| lc + one, |lc| lc + nx);
             (x, y) = (nx, x);
-            (xv, yv) = (at(i).map(|s| s.0), xv);
-            if i + 1 == self.rounds / 2 || i + 1 == self.rounds {
+            (xv, yv) = (next.map(|s| s.0), next.map(|s| s.1));
+            if self.binds_input(i) {
                 bind_input(cs, x, xv)?;
             }
         }
-        let _ = yv;
         Ok(())
     }
 }

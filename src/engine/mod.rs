@@ -122,7 +122,7 @@ pub fn prove_one<C: WitnessSource>(
 }
 
 /// Runs the backend stage (H and the MSMs) on a resolved backend.
-fn prove_on(
+pub fn prove_on(
     backend: Backend,
     pce: &Pce,
     w: &Witness,

@@ -4,6 +4,7 @@
 mod c1;
 mod extract;
 mod gpu_check;
+mod gpu_scaling;
 mod logcap;
 mod params;
 mod pce_bench;
@@ -68,6 +69,8 @@ enum Command {
     PcePipeline(pipeline::Opts),
     /// GPU vs CPU proofs byte for byte, and VRAM flatness (device machine).
     GpuCheck(gpu_check::Opts),
+    /// The backend stage alone on one GPU, then on several at once (device machine).
+    GpuScaling(gpu_scaling::Opts),
     /// Writes a .params file (real, or --dummy for timing only).
     Params(params::Opts),
     /// Extracts a circuit's PCE, saves it and loads it back (e.g. porep-32g).
@@ -89,6 +92,7 @@ fn main() {
         Command::Prove(o) => prove::run(o),
         Command::PcePipeline(o) => pipeline::run(o),
         Command::GpuCheck(o) => gpu_check::run(o),
+        Command::GpuScaling(o) => gpu_scaling::run(o),
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),
         Command::C1(o) => c1::run(o),

@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
-use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, ProofRequest, ProveOptions};
+use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
 use cuzk::mem;
 use cuzk::pce::extract;
 use serde_json::json;
@@ -32,6 +32,9 @@ pub struct Opts {
     /// Backend-stage workers per device (0: one per pipeline).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
+    /// How much lower the synthesis threads run than the GPU-driving callers (nice steps).
+    #[arg(long, default_value_t = EngineConfig::default().synthesis_nice)]
+    pub synthesis_nice: i32,
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
@@ -46,14 +49,40 @@ pub struct Opts {
     pub plot: Option<PathBuf>,
 }
 
-/// RSS samples and stage markers on one clock.
+/// RSS samples (with the bytes the engine has reserved for proofs in
+/// flight) and stage markers on one clock.
 struct Timeline {
     start: Instant,
-    samples: Mutex<Vec<(f64, u64)>>,
+    samples: Mutex<Vec<Sample>>,
+    /// The budget of the engine being measured, once there is one.
+    budget: Mutex<Option<Arc<MemoryBudget>>>,
     stages: Mutex<Vec<(String, f64, u64)>>,
 }
 
+#[derive(Clone, Copy)]
+struct Sample {
+    t: f64,
+    rss: u64,
+    /// Bytes reserved from the engine's budget (footprints of proofs in flight).
+    reserved: u64,
+}
+
 impl Timeline {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Over the samples in `[from, to]`: the most bytes reserved, and the
+    /// most RSS above `baseline` beyond the reservations of that moment
+    /// (memory the footprint does not cover).
+    fn inflight(&self, from: f64, to: f64, baseline: u64) -> (u64, u64) {
+        let samples = self.samples.lock().unwrap();
+        let window = samples.iter().filter(|s| s.t >= from && s.t <= to);
+        let reserved = window.clone().map(|s| s.reserved).max().unwrap_or(0);
+        let beyond = window.map(|s| s.rss.saturating_sub(baseline).saturating_sub(s.reserved)).max().unwrap_or(0);
+        (reserved, beyond)
+    }
+
     fn mark(&self, label: impl Into<String>) -> u64 {
         let rss = mem::stats().rss_bytes;
         self.stages.lock().unwrap().push((label.into(), self.start.elapsed().as_secs_f64(), rss));
@@ -77,6 +106,9 @@ struct Phase {
     wall_s: f64,
     /// Fraction of the wall time some proof was in its backend stage.
     backend_busy: Option<f64>,
+    /// Most bytes reserved for proofs in flight, and most RSS growth beyond
+    /// the reservations (from the 5 ms samples).
+    inflight: Option<(u64, u64)>,
     /// Per device of the engine: what it did during the run.
     devices: Vec<DeviceRun>,
 }
@@ -118,15 +150,16 @@ fn load_or_generate(path: &PathBuf, circuit: &cuzk::circuits::Synthetic) -> Resu
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?;
     let circuit = o.c.instance(0)?;
-    let tl = Timeline { start: Instant::now(), samples: Mutex::default(), stages: Mutex::default() };
+    let tl = Timeline { start: Instant::now(), samples: Mutex::default(), budget: Mutex::default(), stages: Mutex::default() };
     let stop = AtomicBool::new(false);
     let mut phases = Vec::new();
     let mut pce_stats = None;
     std::thread::scope(|s| -> Result<()> {
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
+                let reserved = tl.budget.lock().unwrap().as_ref().map_or(0, |b| b.used());
                 let rss = mem::stats().rss_bytes;
-                tl.samples.lock().unwrap().push((tl.start.elapsed().as_secs_f64(), rss));
+                tl.samples.lock().unwrap().push(Sample { t: tl.now(), rss, reserved });
                 std::thread::sleep(Duration::from_millis(5));
             }
         });
@@ -170,6 +203,9 @@ pub fn run(o: Opts) -> Result<()> {
                 d.name, d.proofs, d.failures, 100.0 * d.busy_fraction, d.vram_free_before >> 20, d.vram_free_after >> 20
             )));
         }
+        if let Some((reserved, beyond)) = p.inflight {
+            rows.push(("reserved for proofs in flight", format!("{} at most; RSS growth beyond the reservations {} at most", gib(reserved), gib(beyond))));
+        }
         if let Some(pred) = p.predicted {
             rows.push(("predicted peak", format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0))));
         }
@@ -181,7 +217,8 @@ pub fn run(o: Opts) -> Result<()> {
         println!("  {t:8.2} s  {:>12}  {label}", gib(*rss));
     }
     if let Some(path) = &o.plot {
-        crate::plot::rss_svg(path, &tl.samples.lock().unwrap(), &stages)?;
+        let rss: Vec<(f64, u64)> = tl.samples.lock().unwrap().iter().map(|s| (s.t, s.rss)).collect();
+        crate::plot::rss_svg(path, &rss, &stages)?;
         println!("plot: {}", path.display());
     }
     let new = phases.last().expect("the PCE phase ran");
@@ -208,6 +245,8 @@ pub fn run(o: Opts) -> Result<()> {
             "predicted_peak_bytes": new.predicted,
             "proofs_verified": new.verified,
             "backend_busy_fraction": new.backend_busy,
+            "reserved_max_bytes": new.inflight.map(|x| x.0),
+            "rss_beyond_reserved_max_bytes": new.inflight.map(|x| x.1),
             "devices": new.devices.iter().map(|d| json!({
                 "device": d.name, "proofs": d.proofs, "failures": d.failures, "busy_fraction": d.busy_fraction,
                 "vram_free_before_bytes": d.vram_free_before, "vram_free_after_bytes": d.vram_free_after,
@@ -267,7 +306,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, devices: vec![] })
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, inflight: None, devices: vec![] })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -290,6 +329,7 @@ fn new_phase(
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
+        synthesis_nice: o.synthesis_nice,
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
@@ -310,6 +350,8 @@ fn new_phase(
     mem::trim();
     reset_peak();
     let baseline = tl.mark("PCE: before first proof (warm)");
+    *tl.budget.lock().unwrap() = Some(engine.budget().clone());
+    let from = tl.now();
     let predicted = engine.predicted_peak(static_rss.max(baseline), &pce, o.j);
     let intervals = Mutex::new(Vec::new());
     let before = engine.device_stats();
@@ -340,6 +382,8 @@ fn new_phase(
         Ok(res.is_ok())
     })?;
     let peak = mem::stats().peak_rss_bytes;
+    let inflight = Some(tl.inflight(from, tl.now(), baseline));
+    *tl.budget.lock().unwrap() = None;
     let devices = before
         .iter()
         .zip(engine.device_stats())
@@ -358,5 +402,5 @@ fn new_phase(
     mem::trim();
     let after_trim = tl.mark("PCE: after trim");
     let backend_busy = Some(union_len(intervals.into_inner().unwrap()) / wall_s);
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, devices })
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, inflight, devices })
 }

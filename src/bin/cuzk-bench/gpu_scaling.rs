@@ -1,0 +1,162 @@
+//! `gpu-scaling`: the backend stage alone (one witness and one a/b/c, proved
+//! over and over; no synthesis), on the first device by itself and then on
+//! every listed device at once. Per device: proofs per second and where each
+//! proof's time went. Tells contention between devices apart from contention
+//! with synthesis, which `pce-pipeline` mixes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use blstrs::Scalar;
+use clap::Args;
+use cuzk::engine::{gpu_count, prove_on, Backend, ProveOptions};
+use cuzk::groth16::{dummy_params, ProveTimings};
+use cuzk::pce::{evaluate, extract, Abc};
+use cuzk::witness::WitnessSource;
+use serde_json::json;
+
+use crate::anyhow_like::Result;
+use crate::report::{table, write_json};
+use crate::CircuitArgs;
+
+#[derive(Args)]
+pub struct Opts {
+    #[command(flatten)]
+    pub c: CircuitArgs,
+    /// Devices proving together (the first is also measured alone, first).
+    #[arg(long, value_delimiter = ',', default_value = "0,1")]
+    pub devices: Vec<u32>,
+    /// Backend-stage workers (threads) per device.
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Proofs per device in each run.
+    #[arg(short = 'n', default_value_t = 40)]
+    pub n: usize,
+}
+
+/// One device over one run.
+struct DeviceRun {
+    device: u32,
+    proofs_per_s: f64,
+    /// Stage times summed over the run's proofs.
+    sum: ProveTimings,
+}
+
+/// `o.n` proofs on each of `devices` at once, `o.workers` threads per device;
+/// a/b/c are copied (outside the timing) before each proof, since the
+/// backend consumes them.
+fn run_devices(
+    o: &Opts,
+    devices: &[u32],
+    prove: &(dyn Fn(u32, Abc) -> Result<ProveTimings> + Sync),
+    abc: &Abc,
+) -> Result<Vec<DeviceRun>> {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = devices
+            .iter()
+            .map(|&device| {
+                s.spawn(move || -> Result<DeviceRun> {
+                    let next = AtomicUsize::new(0);
+                    let sum = Mutex::new(ProveTimings::default());
+                    let start = Instant::now();
+                    std::thread::scope(|w| -> Result<()> {
+                        let workers: Vec<_> = (0..o.workers.max(1))
+                            .map(|_| {
+                                w.spawn(|| -> Result<()> {
+                                    while next.fetch_add(1, Ordering::SeqCst) < o.n {
+                                        let copy =
+                                            Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
+                                        let t = prove(device, copy)?;
+                                        sum.lock().unwrap().add(&t);
+                                    }
+                                    Ok(())
+                                })
+                            })
+                            .collect();
+                        workers
+                            .into_iter()
+                            .try_for_each(|h| h.join().map_err(|_| "a worker panicked")?)
+                    })?;
+                    let wall = start.elapsed().as_secs_f64();
+                    Ok(DeviceRun {
+                        device,
+                        proofs_per_s: o.n as f64 / wall,
+                        sum: sum.into_inner().unwrap(),
+                    })
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|h| h.join().map_err(|_| "a device thread panicked")?)
+            .collect()
+    })
+}
+
+pub fn run(o: Opts) -> Result<()> {
+    if gpu_count() == 0 {
+        return Err("no CUDA device (or built without --features cuda)".into());
+    }
+    let first = *o.devices.first().ok_or("--devices is empty")?;
+    let circuit = o.c.instance(0)?;
+    let pce = extract(circuit.blank())?;
+    let params = dummy_params(&pce, 5);
+    let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
+    let abc = evaluate(&pce, &w)?;
+    let opts = ProveOptions {
+        backend: Backend::Auto,
+        verify: false,
+        randomness: Some((Scalar::from(3u64), Scalar::from(7u64))),
+    };
+    let prove = |device: u32, abc: Abc| -> Result<ProveTimings> {
+        Ok(prove_on(Backend::Cuda(device), &pce, &w, abc, &params, &opts)?.1)
+    };
+    // Warm every device (context, SRS upload, pools) before measuring.
+    for &d in &o.devices {
+        prove(d, Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone()))?;
+    }
+    let mut out = Vec::new();
+    for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone())] {
+        let runs = run_devices(&o, &devices, &prove, &abc)?;
+        let rows: Vec<(String, String)> = runs
+            .iter()
+            .map(|r| {
+                let n = o.n as f64;
+                let t = &r.sum;
+                (format!("GPU {}", r.device), format!(
+                    "{:.2} proofs/s; per proof: stage {:.4} s = H {:.4} (upload {:.4}, NTT {:.4}) + MSM H {:.4} (aux upload {:.4}) + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4})",
+                    r.proofs_per_s, t.total() / n, t.h / n, t.gpu.h_upload / n, t.gpu.h_ntt / n, t.msm_h / n, t.gpu.aux_upload / n,
+                    t.msm_l / n, t.msm_a / n, t.msm_b_g1 / n, t.msm_b_g2 / n, t.gpu.select / n
+                ))
+            })
+            .collect();
+        let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
+        let mut view: Vec<(&str, String)> =
+            rows.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        view.push(("all devices", format!("{total:.2} proofs/s")));
+        table(
+            &format!(
+                "gpu-scaling: {name} ({} workers per device, {} proofs each)",
+                o.workers, o.n
+            ),
+            &view,
+        );
+        out.push(json!({
+            "run": name,
+            "proofs_per_s": total,
+            "devices": runs.iter().map(|r| json!({
+                "device": r.device, "proofs_per_s": r.proofs_per_s,
+                "per_proof_s": {
+                    "stage": r.sum.total() / o.n as f64, "h": r.sum.h / o.n as f64, "msm_h": r.sum.msm_h / o.n as f64,
+                    "msm_l": r.sum.msm_l / o.n as f64, "msm_a": r.sum.msm_a / o.n as f64,
+                    "msm_b_g1": r.sum.msm_b_g1 / o.n as f64, "msm_b_g2": r.sum.msm_b_g2 / o.n as f64,
+                    "h_upload": r.sum.gpu.h_upload / o.n as f64, "aux_upload": r.sum.gpu.aux_upload / o.n as f64,
+                },
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    write_json(
+        o.c.json.as_deref(),
+        &json!({ "circuit": o.c.circuit, "constraints": pce.num_constraints(), "runs": out }),
+    )
+}
