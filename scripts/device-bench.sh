@@ -13,7 +13,8 @@
 #   bash scripts/device-bench.sh scaling # mimc-chain 2^21 on 1 GPU vs all GPUs, synthesis priority
 #                                       # lowered (default) vs not; then -n 8 -j 1,2,4 at 2^20
 #   bash scripts/device-bench.sh contention # the backend stage alone on GPU 0, then on GPUs 0+1;
-#                                       # mimc-chain 2^21 pipelines with more pipelines; the 2^20 sweep
+#                                       # then 2^21 pipelines on 1 GPU vs all (mimc-chain, sha256-chain),
+#                                       # then -n 8 -j 1,2,4 at 2^20 with RSS plots
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -107,14 +108,17 @@ scaling)
   nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   ;;
 contention)
+  run timeout 150 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::cuda
   for c in mimc-chain sha256-chain; do
     run timeout 120 $B gpu-scaling --circuit $c --size 2^21 --devices 0,1 --workers 2 -n 60 --json "$OUT/gpu-scaling-$c.json"
   done
-  run timeout 120 $B gpu-scaling --circuit mimc-chain --size 2^21 --devices 0,1 --workers 1 -n 60 --json "$OUT/gpu-scaling-mimc-w1.json"
-  run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
-  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-1gpu-j18.json"
-  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/m21.params --json "$OUT/mimc-allgpu-j36.json"
-  rm -f $P/m21.params
+  for c in mimc-chain sha256-chain; do
+    run timeout 240 $B params --circuit $c --size 2^21 --out $P/$c.params
+    run timeout 60 $B pce-pipeline --circuit $c --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/$c.params --json "$OUT/$c-1gpu.json"
+    run timeout 60 $B pce-pipeline --circuit $c --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/$c.params --json "$OUT/$c-allgpu.json"
+    rm -f $P/$c.params
+  done
+  # Issue 8's sweep, with the reservations and the RSS beyond them.
   run timeout 100 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
   for j in 1 2 4; do
     run timeout 60 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 8 -j $j --backend cuda:0 --params $P/s20.params --plot "$OUT/sweep-j$j.svg" --json "$OUT/sweep-j$j.json"

@@ -255,6 +255,27 @@ pub fn reset_peak() -> Result<()> {
     }
 }
 
+/// Allocations from this size up get their own mapping, unmapped on free.
+pub const LARGE_ALLOCATION: usize = 4 << 20;
+
+/// Makes glibc give large blocks back to the kernel the moment they are
+/// freed (glibc only, a no-op elsewhere; once per process). By default glibc
+/// raises its mmap threshold, up to 32 MiB, whenever such a block is freed;
+/// from then on proof-sized buffers (a 2^20-row witness is 32 MB) come from
+/// the per-thread arenas, which keep them after `free`. RSS then grows by a
+/// buffer per synthesis thread, outside every budget, until the next
+/// [`trim`]. A fixed threshold stops the adjusting.
+pub fn unmap_large_frees() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: mallopt only sets a glibc tunable; the value is in range.
+        ONCE.call_once(|| unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_ALLOCATION as libc::c_int);
+        });
+    }
+}
+
 /// Returns freed heap memory to the kernel (`malloc_trim(0)`; glibc only, a
 /// no-op elsewhere).
 pub fn trim() {

@@ -9,8 +9,9 @@ use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
 use cuzk::groth16::{self, dummy_params};
-use cuzk::pce::{evaluate, extract};
-use cuzk::witness::Witness;
+use cuzk::engine::{prove_one, Backend, ProveOptions};
+use cuzk::pce::{check_satisfied, evaluate, extract};
+use cuzk::witness::{Sequential, Witness};
 use cuzk::Error;
 use ff::{Field, PrimeField};
 use rand::SeedableRng;
@@ -126,10 +127,12 @@ fn bad_inputs_are_errors() {
     assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::ParamsMismatch(_))));
     // An unsatisfied witness.
     let bad = Traps { corrupt: true, ..c };
-    let wb = Witness::generate(bad).unwrap();
+    let wb = Witness::generate(bad.clone()).unwrap();
     let abc = evaluate(&pce, &wb).unwrap();
+    assert!(matches!(check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
     let params = dummy_params(&pce, 1);
-    assert!(matches!(groth16::prove(&pce, &wb, abc, &params, r, s), Err(Error::Unsatisfied { .. })));
+    let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: Some((r, s)) };
+    assert!(matches!(prove_one(&pce, &params, Sequential(bad), None, &opts), Err(Error::Unsatisfied { .. })));
     // A circuit whose synthesis fails is an error, not a panic.
     let missing = Traps { x: None, ..traps(1) };
     assert!(matches!(Witness::generate(missing), Err(Error::Synthesis(_))));

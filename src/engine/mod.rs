@@ -16,7 +16,7 @@ use blstrs::{Bls12, Scalar};
 use ff::Field;
 
 use crate::groth16::{self, ProveTimings};
-use crate::pce::{evaluate, Pce};
+use crate::pce::{check_satisfied, evaluate, Pce};
 use crate::witness::{Witness, WitnessSource};
 use crate::{Error, Result};
 
@@ -110,6 +110,7 @@ pub fn prove_one<C: WitnessSource>(
 
     let spmv_start = Instant::now();
     let abc = evaluate(pce, &w)?;
+    check_satisfied(&abc)?;
     t.spmv = seconds_since(spmv_start);
 
     let backend = resolve(opts.backend)?;

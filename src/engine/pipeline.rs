@@ -13,7 +13,7 @@ use super::budget::{CancelToken, MemoryBudget, Priority};
 use super::{gpu_count, prove_on, seconds_since, verify_into, Backend, ProveOptions, Timings};
 use crate::groth16::ProveTimings;
 use crate::mem::{Owner, Tracked};
-use crate::pce::{evaluate, Abc, Pce};
+use crate::pce::{check_satisfied, evaluate, Abc, Pce};
 use crate::witness::{Witness, WitnessSource};
 use crate::{Error, Result};
 
@@ -363,6 +363,9 @@ impl Engine {
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
     pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<dyn BackendStage>) -> Result<Engine> {
+        // The budget counts a proof's buffers until they are freed; freed
+        // must mean given back.
+        crate::mem::unmap_large_frees();
         let nice = cfg.synthesis_nice;
         let synthesis = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.synthesis_threads)
@@ -445,6 +448,7 @@ impl Engine {
             cancel.check()?;
             let spmv = Instant::now();
             let abc = evaluate(pce, &w)?;
+            check_satisfied(&abc)?;
             t.spmv = seconds_since(spmv);
             notify(Stage::Spmv);
             Ok((w, abc))

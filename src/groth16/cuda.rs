@@ -11,6 +11,7 @@ use std::time::Instant;
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
+use super::msm::{msm_g1, msm_g2};
 use super::{assemble, check_inputs, select, timed, ProofParts, ProveTimings};
 use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars};
 use crate::mem::{Owner, Tracked};
@@ -125,8 +126,10 @@ fn g2(dev: u32, placed: &Placement, host: &[G2Affine], range: std::ops::Range<us
 ///
 /// Everything large stays on the device: H goes from the NTTs straight into
 /// its MSM, and aux is uploaded once (during the H MSM) for L and
-/// density-selected there for A and B. Only the inputs (a handful) are
-/// selected on the host.
+/// density-selected there for A and B. The inputs (a handful: a verifier
+/// pays for each one) are selected and multiplied on the host, since a GPU
+/// MSM costs milliseconds whatever its size (launches, then its final sums
+/// on the host) and three of them per proof held the device for nothing.
 pub fn prove(
     pce: &Pce,
     w: &Witness,
@@ -169,24 +172,21 @@ pub fn prove(
     let (mut select_a, mut select_b) = (0.0, 0.0);
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
-        Ok(g1(dev, &placed, |d| &d.a, &params.a, 0..ni, (&w.inputs).into())?
-            + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
+        Ok(msm_g1(&params.a[..ni], &w.inputs) + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
     let (b_aux, b_g1) = timed(&mut t.msm_b_g1, || -> Result<_> {
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
-        let b_g1 = g1(dev, &placed, |d| &d.b_g1, &params.b_g1, 0..nbi, (&b_inputs).into())?
-            + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
+        let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs) + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
         Ok((b_aux, b_g1))
     })?;
     t.gpu.select = select_a + select_b;
     drop(aux);
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        Ok(g2(dev, &placed, &params.b_g2, 0..nbi, (&b_inputs).into())?
-            + g2(dev, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
+        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + g2(dev, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
     })?;
     drop(b_aux);
     let start = Instant::now();

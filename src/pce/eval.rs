@@ -128,9 +128,13 @@ pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
     Ok(Abc::new(a, b, c))
 }
 
-/// The index of the first constraint with `a·b ≠ c`, if any.
-pub fn first_unsatisfied(abc: &Abc) -> Option<usize> {
-    (0..abc.a.len())
-        .into_par_iter()
-        .find_first(|&i| abc.a[i] * abc.b[i] != abc.c[i])
+/// Refuses a witness that does not satisfy the circuit (the first row with
+/// `a·b ≠ c`): its proof would not verify. The engine runs this in the
+/// synthesis stage, on the synthesis threads, so the backend stage (the GPU's
+/// time) never waits for a pass over a, b and c.
+pub fn check_satisfied(abc: &Abc) -> Result<()> {
+    match (0..abc.a.len()).into_par_iter().find_first(|&i| abc.a[i] * abc.b[i] != abc.c[i]) {
+        Some(constraint) => Err(Error::Unsatisfied { constraint }),
+        None => Ok(()),
+    }
 }
