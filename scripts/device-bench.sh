@@ -10,11 +10,9 @@
 #   bash scripts/device-bench.sh porep  # PoRep 2 KiB with real parameters (GPU, CPU), pce-bench porep-2k
 #   bash scripts/device-bench.sh engine # ours vs supraseal-c2 at 2^24, then pce-pipeline at 2^21 on
 #                                       # 1 GPU and on all GPUs (2+ GPUs kind)
-#   bash scripts/device-bench.sh scaling # mimc-chain 2^21 on 1 GPU vs all GPUs, synthesis priority
-#                                       # lowered (default) vs not; then -n 8 -j 1,2,4 at 2^20
+#   bash scripts/device-bench.sh sweep  # pce-pipeline -n 8 -j 1,2,4 at 2^20 on GPU 0, RSS plots
 #   bash scripts/device-bench.sh contention # the backend stage alone on GPU 0, then on GPUs 0+1;
-#                                       # then 2^21 pipelines on 1 GPU vs all (mimc-chain, sha256-chain),
-#                                       # then -n 8 -j 1,2,4 at 2^20 with RSS plots
+#                                       # then mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -90,39 +88,23 @@ engine)
   run timeout 150 $B pce-pipeline --circuit sha256-chain --size 2^21 -n 320 -j 24 --workers 2 --backend auto --params $P/s21.params --json "$OUT/engine-allgpu.json"
   nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
   ;;
-scaling)
-  run timeout 150 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::cuda
-  # Synthesis keeps up with mimc-chain: the case where 2 GPUs should double 1.
-  run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
-  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
-  for nice in 5 0; do
-    run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 100 -j 12 --workers 2 --synthesis-nice $nice --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-1gpu-nice$nice.json"
-    run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 200 -j 24 --workers 2 --synthesis-nice $nice --backend auto --params $P/m21.params --json "$OUT/mimc-allgpu-nice$nice.json"
-  done
-  rm -f $P/m21.params
-  # Issue 8's sweep, with the in-flight owner bytes and the RSS beyond them.
-  run timeout 100 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
-  for j in 1 2 4; do
-    run timeout 60 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 8 -j $j --backend cuda:0 --params $P/s20.params --json "$OUT/sweep-j$j.json"
-  done
-  nvidia-smi --query-gpu=index,memory.used --format=csv 2>&1 | tee -a "$log"
-  ;;
-contention)
-  run timeout 150 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::cuda
-  for c in mimc-chain sha256-chain; do
-    run timeout 120 $B gpu-scaling --circuit $c --size 2^21 --devices 0,1 --workers 2 -n 60 --json "$OUT/gpu-scaling-$c.json"
-  done
-  for c in mimc-chain sha256-chain; do
-    run timeout 240 $B params --circuit $c --size 2^21 --out $P/$c.params
-    run timeout 60 $B pce-pipeline --circuit $c --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/$c.params --json "$OUT/$c-1gpu.json"
-    run timeout 60 $B pce-pipeline --circuit $c --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/$c.params --json "$OUT/$c-allgpu.json"
-    rm -f $P/$c.params
-  done
-  # Issue 8's sweep, with the reservations and the RSS beyond them.
+sweep)
+  # Issue 8's sweep: the engine's predicted peak against VmHWM, with the
+  # reservations and the RSS beyond them, and an RSS plot per J.
   run timeout 100 $B params --circuit sha256-chain --size 2^20 --out $P/s20.params
   for j in 1 2 4; do
     run timeout 60 $B pce-pipeline --circuit sha256-chain --size 2^20 -n 8 -j $j --backend cuda:0 --params $P/s20.params --plot "$OUT/sweep-j$j.svg" --json "$OUT/sweep-j$j.json"
   done
+  ;;
+contention)
+  run timeout 150 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::cuda
+  for c in mimc-chain sha256-chain; do
+    run timeout 150 $B gpu-scaling --circuit $c --size 2^21 --devices 0,1 --workers 2 -n 60 --json "$OUT/gpu-scaling-$c.json"
+  done
+  run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
+  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu.json"
+  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/m21.params --json "$OUT/mimc-chain-allgpu.json"
+  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu-again.json"
   ;;
 esac
 say "done"

@@ -27,7 +27,6 @@ fn engine(budget: u64, workers: usize) -> Engine {
         devices: None,
         workers_per_device: workers,
         budget: BudgetSpec::Bytes(budget),
-        ..Default::default()
     })
     .unwrap()
 }

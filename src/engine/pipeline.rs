@@ -47,12 +47,6 @@ pub struct EngineConfig {
     /// Backend-stage workers per device (the CPU counts as one device).
     pub workers_per_device: usize,
     pub budget: BudgetSpec,
-    /// How much lower (in nice steps, Linux) the synthesis threads run than
-    /// the threads that call `prove`. Those drive the GPUs, and their short
-    /// host steps (staging copies, the MSMs' final sums) keep a device idle
-    /// while they wait for a core; synthesis only needs the cores left over.
-    /// 0 keeps the caller's priority.
-    pub synthesis_nice: i32,
 }
 
 impl Default for EngineConfig {
@@ -62,25 +56,8 @@ impl Default for EngineConfig {
             devices: None,
             workers_per_device: 1,
             budget: BudgetSpec::Available { margin: 4 << 30 },
-            synthesis_nice: 5,
         }
     }
-}
-
-/// Lowers the calling thread's priority by `by` nice steps (Linux: nice is
-/// per thread); best effort, elsewhere a no-op.
-fn lower_priority(by: i32) {
-    #[cfg(target_os = "linux")]
-    if by > 0 {
-        // SAFETY: plain system calls about the calling thread.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
-            let _ = libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(by).min(19));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = by;
 }
 
 /// How many backend failures in a row take a device out of `Auto` rotation.
@@ -366,11 +343,9 @@ impl Engine {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
-        let nice = cfg.synthesis_nice;
         let synthesis = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.synthesis_threads)
             .thread_name(|i| format!("cuzk-synth-{i}"))
-            .start_handler(move |_| lower_priority(nice))
             .build()
             .map_err(|e| Error::InvalidInput(format!("synthesis pool: {e}")))?;
         let mut seen = Vec::new();

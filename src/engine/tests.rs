@@ -64,7 +64,7 @@ fn setup() -> (Pce, Parameters<Bls12>) {
 }
 
 fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
-    let cfg = EngineConfig { synthesis_threads: 2, devices: None, workers_per_device: 1, budget: BudgetSpec::Bytes(budget), ..Default::default() };
+    let cfg = EngineConfig { synthesis_threads: 2, devices: None, workers_per_device: 1, budget: BudgetSpec::Bytes(budget) };
     let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), Box::new(gpus.clone())).unwrap();
     *gpus.budget.lock().unwrap() = Some(e.budget().clone());
     e

@@ -140,7 +140,6 @@ impl cuzk_engine_config {
             devices,
             workers_per_device: self.workers_per_device.max(1) as usize,
             budget,
-            ..Default::default()
         })
     }
 }

@@ -1,8 +1,10 @@
 //! `gpu-scaling`: the backend stage alone (one witness and one a/b/c, proved
-//! over and over; no synthesis), on the first device by itself and then on
-//! every listed device at once. Per device: proofs per second and where each
-//! proof's time went. Tells contention between devices apart from contention
-//! with synthesis, which `pce-pipeline` mixes.
+//! over and over; no synthesis), on the first device by itself, then on
+//! every listed device at once, then on the first by itself again (the two
+//! single-device runs bracket the shared one, so drift shows). Per device:
+//! proofs per second and where each proof's time went. Tells contention
+//! between devices apart from contention with synthesis, which
+//! `pce-pipeline` mixes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -24,7 +26,7 @@ use crate::CircuitArgs;
 pub struct Opts {
     #[command(flatten)]
     pub c: CircuitArgs,
-    /// Devices proving together (the first is also measured alone, first).
+    /// Devices proving together (the first is also measured alone, before and after).
     #[arg(long, value_delimiter = ',', default_value = "0,1")]
     pub devices: Vec<u32>,
     /// Backend-stage workers (threads) per device.
@@ -116,7 +118,7 @@ pub fn run(o: Opts) -> Result<()> {
         prove(d, Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone()))?;
     }
     let mut out = Vec::new();
-    for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone())] {
+    for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
         let runs = run_devices(&o, &devices, &prove, &abc)?;
         let rows: Vec<(String, String)> = runs
             .iter()
@@ -155,8 +157,11 @@ pub fn run(o: Opts) -> Result<()> {
             })).collect::<Vec<_>>(),
         }));
     }
+    let rate = |i: usize| out[i]["proofs_per_s"].as_f64().unwrap_or(0.0);
+    let scaling = rate(1) / ((rate(0) + rate(2)) / 2.0);
+    println!("\n{} devices vs one (mean of the two single runs): {scaling:.3}x", o.devices.len());
     write_json(
         o.c.json.as_deref(),
-        &json!({ "circuit": o.c.circuit, "constraints": pce.num_constraints(), "runs": out }),
+        &json!({ "circuit": o.c.circuit, "constraints": pce.num_constraints(), "runs": out, "scaling": scaling }),
     )
 }

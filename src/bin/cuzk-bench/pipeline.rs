@@ -32,9 +32,6 @@ pub struct Opts {
     /// Backend-stage workers per device (0: one per pipeline).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
-    /// How much lower the synthesis threads run than the GPU-driving callers (nice steps).
-    #[arg(long, default_value_t = EngineConfig::default().synthesis_nice)]
-    pub synthesis_nice: i32,
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
@@ -329,7 +326,6 @@ fn new_phase(
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
-        synthesis_nice: o.synthesis_nice,
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
