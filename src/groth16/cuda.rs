@@ -1,6 +1,7 @@
-//! The CUDA backend: H by sppark's NTTs and every MSM (B in G2 included) on the
-//! GPU, against SRS queries kept resident on the device across proofs (one
-//! upload per device and parameter set). When the queries do not fit beside a
+//! The CUDA backend: H by sppark's NTTs and every MSM over the aux variables
+//! and H (B in G2 included) on the GPU, against SRS queries kept resident on
+//! the device across proofs (one upload per device and parameter set); the
+//! public inputs' few terms on the host. When the queries do not fit beside a
 //! proof's working set, the bases stream from host memory instead, and the
 //! stats say so. Randomisation and assembly stay on the host (constant time).
 
