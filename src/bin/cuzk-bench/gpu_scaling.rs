@@ -117,48 +117,43 @@ pub fn run(o: Opts) -> Result<()> {
     for &d in &o.devices {
         prove(d, Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone()))?;
     }
-    let mut out = Vec::new();
+    let (mut out, mut totals) = (Vec::new(), Vec::new());
     for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
         let runs = run_devices(&o, &devices, &prove, &abc)?;
-        let rows: Vec<(String, String)> = runs
+        let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
+        let per_proof = |x: f64| x / o.n as f64;
+        let labels: Vec<String> = runs.iter().map(|r| format!("GPU {}", r.device)).collect();
+        let mut rows: Vec<(&str, String)> = runs
             .iter()
-            .map(|r| {
-                let n = o.n as f64;
+            .zip(&labels)
+            .map(|(r, label)| {
                 let t = &r.sum;
-                (format!("GPU {}", r.device), format!(
+                (label.as_str(), format!(
                     "{:.2} proofs/s; per proof: stage {:.4} s = H {:.4} (upload {:.4}, NTT {:.4}) + MSM H {:.4} (aux upload {:.4}) + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4})",
-                    r.proofs_per_s, t.total() / n, t.h / n, t.gpu.h_upload / n, t.gpu.h_ntt / n, t.msm_h / n, t.gpu.aux_upload / n,
-                    t.msm_l / n, t.msm_a / n, t.msm_b_g1 / n, t.msm_b_g2 / n, t.gpu.select / n
+                    r.proofs_per_s, per_proof(t.total()), per_proof(t.h), per_proof(t.gpu.h_upload), per_proof(t.gpu.h_ntt),
+                    per_proof(t.msm_h), per_proof(t.gpu.aux_upload), per_proof(t.msm_l), per_proof(t.msm_a),
+                    per_proof(t.msm_b_g1), per_proof(t.msm_b_g2), per_proof(t.gpu.select)
                 ))
             })
             .collect();
-        let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
-        let mut view: Vec<(&str, String)> =
-            rows.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        view.push(("all devices", format!("{total:.2} proofs/s")));
-        table(
-            &format!(
-                "gpu-scaling: {name} ({} workers per device, {} proofs each)",
-                o.workers, o.n
-            ),
-            &view,
-        );
+        rows.push(("all devices", format!("{total:.2} proofs/s")));
+        table(&format!("gpu-scaling: {name} ({} workers per device, {} proofs each)", o.workers, o.n), &rows);
         out.push(json!({
             "run": name,
             "proofs_per_s": total,
             "devices": runs.iter().map(|r| json!({
                 "device": r.device, "proofs_per_s": r.proofs_per_s,
                 "per_proof_s": {
-                    "stage": r.sum.total() / o.n as f64, "h": r.sum.h / o.n as f64, "msm_h": r.sum.msm_h / o.n as f64,
-                    "msm_l": r.sum.msm_l / o.n as f64, "msm_a": r.sum.msm_a / o.n as f64,
-                    "msm_b_g1": r.sum.msm_b_g1 / o.n as f64, "msm_b_g2": r.sum.msm_b_g2 / o.n as f64,
-                    "h_upload": r.sum.gpu.h_upload / o.n as f64, "aux_upload": r.sum.gpu.aux_upload / o.n as f64,
+                    "stage": per_proof(r.sum.total()), "h": per_proof(r.sum.h), "msm_h": per_proof(r.sum.msm_h),
+                    "msm_l": per_proof(r.sum.msm_l), "msm_a": per_proof(r.sum.msm_a),
+                    "msm_b_g1": per_proof(r.sum.msm_b_g1), "msm_b_g2": per_proof(r.sum.msm_b_g2),
+                    "h_upload": per_proof(r.sum.gpu.h_upload), "aux_upload": per_proof(r.sum.gpu.aux_upload),
                 },
             })).collect::<Vec<_>>(),
         }));
+        totals.push(total);
     }
-    let rate = |i: usize| out[i]["proofs_per_s"].as_f64().unwrap_or(0.0);
-    let scaling = rate(1) / ((rate(0) + rate(2)) / 2.0);
+    let scaling = totals[1] / ((totals[0] + totals[2]) / 2.0);
     println!("\n{} devices vs one (mean of the two single runs): {scaling:.3}x", o.devices.len());
     write_json(
         o.c.json.as_deref(),

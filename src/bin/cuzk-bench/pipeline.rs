@@ -56,7 +56,6 @@ struct Timeline {
     stages: Mutex<Vec<(String, f64, u64)>>,
 }
 
-#[derive(Clone, Copy)]
 struct Sample {
     t: f64,
     rss: u64,
