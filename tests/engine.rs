@@ -138,17 +138,22 @@ fn higher_priority_overtakes_queued_requests() {
     assert_eq!(*order.lock().unwrap(), vec!["high", "low"]);
 }
 
+/// Requests in two stages (admitted with a witness, then a peak stage that
+/// at most two may hold), random sizes, random cancels at either stage: no
+/// deadlock, never over budget, never more than two peak holders.
 #[test]
 fn random_cancels_never_deadlock() {
-    let budget = MemoryBudget::new(100);
+    let budget = MemoryBudget::with_stage_limit(100, 2);
+    let holders = std::sync::atomic::AtomicUsize::new(0);
     let start = Instant::now();
     let mut rng = ChaCha20Rng::seed_from_u64(3);
     use rand::Rng;
-    let plans: Vec<(u64, u64, bool, u8)> =
-        (0..200).map(|_| (rng.gen_range(1..=60), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3))).collect();
+    let plans: Vec<(u64, u64, u64, bool, u8)> = (0..200)
+        .map(|_| (rng.gen_range(1..=40), rng.gen_range(0..=30), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3)))
+        .collect();
     std::thread::scope(|s| {
-        for (bytes, hold_ms, cancel_it, prio) in plans {
-            let budget = &budget;
+        for (now, later, hold_ms, cancel_it, prio) in plans {
+            let (budget, holders) = (&budget, &holders);
             s.spawn(move || {
                 let token = CancelToken::new();
                 if cancel_it {
@@ -158,13 +163,19 @@ fn random_cancels_never_deadlock() {
                         t.cancel();
                     });
                 }
-                match budget.reserve(bytes, prio, &token) {
-                    Ok(r) => {
-                        assert!(budget.used() <= budget.total());
-                        std::thread::sleep(Duration::from_millis(hold_ms));
-                        drop(r);
-                    }
-                    Err(Error::Cancelled) => {}
+                let run = || -> cuzk::Result<()> {
+                    let _witness = budget.admit(now, later, prio, &token)?;
+                    assert!(budget.used() <= budget.total());
+                    std::thread::sleep(Duration::from_millis(hold_ms));
+                    let _abc = budget.reserve_stage(later, prio, &token)?;
+                    assert!(holders.fetch_add(1, Ordering::SeqCst) < 2, "at most two peak holders");
+                    assert!(budget.used() <= budget.total());
+                    std::thread::sleep(Duration::from_millis(hold_ms));
+                    holders.fetch_sub(1, Ordering::SeqCst);
+                    Ok(())
+                };
+                match run() {
+                    Ok(()) | Err(Error::Cancelled) => {}
                     Err(e) => panic!("{e}"),
                 }
             });

@@ -47,9 +47,13 @@ impl CancelToken {
 struct State {
     used: u64,
     peak_used: u64,
-    /// Waiting requests: (priority, ticket); the head is the highest priority,
-    /// then the lowest ticket.
+    /// Requests waiting to be admitted: (priority, ticket); the head is the
+    /// highest priority, then the lowest ticket.
     waiting: Vec<(Priority, u64)>,
+    /// Admitted requests waiting for their peak stage: (priority, ticket, bytes).
+    stage_waiting: Vec<(Priority, u64, u64)>,
+    /// Requests in their peak stage now.
+    stage_holders: usize,
     next_ticket: u64,
 }
 
@@ -57,11 +61,21 @@ impl State {
     fn head(&self) -> Option<(Priority, u64)> {
         self.waiting.iter().copied().max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
     }
+
+    fn ticket(&mut self) -> u64 {
+        self.next_ticket += 1;
+        self.next_ticket
+    }
 }
 
-/// A byte budget shared by every in-flight proof.
+/// A byte budget shared by every in-flight proof. A proof is admitted with
+/// what it holds throughout (its witness) and room for its peak stage (a, b,
+/// c), which it reserves later, when at most `stage_limit` proofs may hold
+/// theirs: so J proofs need `J·now + min(J, limit)·later` bytes, not
+/// `J·(now + later)`.
 pub struct MemoryBudget {
     total: u64,
+    stage_limit: usize,
     state: Mutex<State>,
     freed: Condvar,
 }
@@ -70,12 +84,24 @@ pub struct MemoryBudget {
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 impl MemoryBudget {
+    /// A budget whose peak stage any number of requests may hold at once.
     pub fn new(total: u64) -> Arc<MemoryBudget> {
-        Arc::new(MemoryBudget { total, state: Mutex::default(), freed: Condvar::new() })
+        Self::with_stage_limit(total, usize::MAX)
+    }
+
+    /// A budget that lets at most `limit` requests (at least one) hold their
+    /// peak stage at once.
+    pub fn with_stage_limit(total: u64, limit: usize) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() })
     }
 
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// How many requests may hold their peak stage at once.
+    pub fn stage_limit(&self) -> usize {
+        self.stage_limit
     }
 
     /// Bytes reserved now.
@@ -83,9 +109,10 @@ impl MemoryBudget {
         self.lock().used
     }
 
-    /// Requests waiting for budget now.
+    /// Requests waiting for budget now (to be admitted, or for their peak stage).
     pub fn waiting(&self) -> usize {
-        self.lock().waiting.len()
+        let st = self.lock();
+        st.waiting.len() + st.stage_waiting.len()
     }
 
     /// The most bytes ever reserved at once.
@@ -99,78 +126,127 @@ impl MemoryBudget {
     }
 
     /// Waits until `bytes` fit and this request is first in line, then reserves
-    /// them. Fails at once if `bytes` exceed the whole budget; fails with
-    /// `Cancelled` (holding nothing) if `cancel` fires while waiting.
+    /// them: [`MemoryBudget::admit`] without a peak stage.
     pub fn reserve(self: &Arc<Self>, bytes: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
-        if bytes > self.total {
-            return Err(Error::OverBudget(format!(
-                "a proof needs {bytes} bytes, the whole budget is {}",
-                self.total
-            )));
-        }
-        let mut st = self.lock();
-        let ticket = st.next_ticket;
-        st.next_ticket += 1;
-        st.waiting.push((priority, ticket));
-        loop {
-            if cancel.is_cancelled() {
-                st.waiting.retain(|w| w.1 != ticket);
-                drop(st);
-                // Someone behind us may now be the head.
-                self.freed.notify_all();
-                return Err(Error::Cancelled);
-            }
-            if st.head() == Some((priority, ticket)) && st.used + bytes <= self.total {
-                st.waiting.retain(|w| w.1 != ticket);
-                st.used += bytes;
-                st.peak_used = st.peak_used.max(st.used);
-                drop(st);
-                self.freed.notify_all();
-                return Ok(Reservation { budget: self.clone(), bytes });
-            }
-            st = self.freed.wait_timeout(st, CANCEL_POLL).unwrap_or_else(|e| e.into_inner()).0;
-        }
+        self.admit(bytes, 0, priority, cancel)
     }
 
-    fn release(&self, bytes: u64) {
+    /// Admits a request that holds `now` bytes from here on and `later` more
+    /// in its peak stage ([`MemoryBudget::reserve_stage`]): waits until
+    /// `now + later` fit and it is first in line (by priority, then arrival),
+    /// then reserves `now`. Leaving room for `later` is what guarantees that
+    /// some admitted request can always enter its peak stage. Fails at once if
+    /// `now + later` exceed the whole budget; fails with `Cancelled` (holding
+    /// nothing) if `cancel` fires while waiting.
+    pub fn admit(self: &Arc<Self>, now: u64, later: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
+        let need = now.saturating_add(later);
+        if need > self.total {
+            return Err(Error::OverBudget(format!("a proof needs {need} bytes, the whole budget is {}", self.total)));
+        }
+        let mut st = self.lock();
+        let ticket = st.ticket();
+        st.waiting.push((priority, ticket));
+        self.wait(
+            st,
+            cancel,
+            |st| {
+                let go = st.head() == Some((priority, ticket)) && st.used + need <= self.total;
+                if go {
+                    st.used += now;
+                }
+                go
+            },
+            |st| st.waiting.retain(|w| w.1 != ticket),
+        )?;
+        Ok(Reservation { budget: self.clone(), bytes: now, stage: false })
+    }
+
+    /// Reserves an admitted request's peak-stage `bytes` (at most the `later`
+    /// it was admitted with) once fewer than `stage_limit` requests hold
+    /// theirs. Among the waiters that fit, the highest priority, then the
+    /// earliest, goes first; the slot is given back when the reservation drops.
+    pub fn reserve_stage(self: &Arc<Self>, bytes: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
+        let mut st = self.lock();
+        let ticket = st.ticket();
+        st.stage_waiting.push((priority, ticket, bytes));
+        self.wait(
+            st,
+            cancel,
+            |st| {
+                let room = self.total - st.used;
+                let first = st
+                    .stage_waiting
+                    .iter()
+                    .filter(|w| w.2 <= room)
+                    .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+                    .map(|w| w.1);
+                let go = st.stage_holders < self.stage_limit && first == Some(ticket);
+                if go {
+                    st.used += bytes;
+                    st.stage_holders += 1;
+                }
+                go
+            },
+            |st| st.stage_waiting.retain(|w| w.1 != ticket),
+        )?;
+        Ok(Reservation { budget: self.clone(), bytes, stage: true })
+    }
+
+    /// The waiting loop both kinds of reservation share: `take` reserves and
+    /// says whether it could, `leave` removes the waiter; on either outcome the
+    /// others are woken (one of them may now be first).
+    fn wait(
+        &self,
+        mut st: std::sync::MutexGuard<'_, State>,
+        cancel: &CancelToken,
+        mut take: impl FnMut(&mut State) -> bool,
+        leave: impl Fn(&mut State),
+    ) -> Result<()> {
+        let outcome = loop {
+            if cancel.is_cancelled() {
+                break Err(Error::Cancelled);
+            }
+            if take(&mut st) {
+                st.peak_used = st.peak_used.max(st.used);
+                break Ok(());
+            }
+            st = self.freed.wait_timeout(st, CANCEL_POLL).unwrap_or_else(|e| e.into_inner()).0;
+        };
+        leave(&mut st);
+        drop(st);
+        self.freed.notify_all();
+        outcome
+    }
+
+    fn release(&self, bytes: u64, stage_ends: bool) {
         let mut st = self.lock();
         st.used -= bytes;
+        if stage_ends {
+            st.stage_holders -= 1;
+        }
         drop(st);
         self.freed.notify_all();
     }
 }
 
-/// Reserved bytes, given back on drop (or earlier, in parts, as buffers die).
+/// Reserved bytes, given back on drop.
 pub struct Reservation {
     budget: Arc<MemoryBudget>,
     bytes: u64,
+    /// A peak-stage reservation: its drop also frees a stage slot.
+    stage: bool,
 }
 
 impl Reservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
-
-    /// Gives back `bytes` of this reservation now.
-    pub fn release(&mut self, bytes: u64) {
-        let bytes = bytes.min(self.bytes);
-        self.bytes -= bytes;
-        self.budget.release(bytes);
-    }
-
-    /// Moves `bytes` of this reservation into a new one, to be given back
-    /// when the buffers it stands for die (e.g. with a, b, c).
-    pub fn split(&mut self, bytes: u64) -> Reservation {
-        let bytes = bytes.min(self.bytes);
-        self.bytes -= bytes;
-        Reservation { budget: self.budget.clone(), bytes }
-    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if self.bytes > 0 {
-            self.budget.release(self.bytes);
+        if self.bytes > 0 || self.stage {
+            self.budget.release(self.bytes, self.stage);
         }
     }
 }

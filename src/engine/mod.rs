@@ -7,7 +7,7 @@ mod pipeline;
 mod tests;
 
 pub use budget::{CancelToken, MemoryBudget, Priority, Reservation};
-pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage};
+pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage, ABC_HOLDERS_PER_DEVICE};
 
 use std::time::Instant;
 

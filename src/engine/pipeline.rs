@@ -1,7 +1,9 @@
 //! The engine: many proofs at once, each reserving its exact footprint from a
-//! memory budget before it allocates; synthesis on a CPU pool, the backend stage
-//! gated by a fixed number of workers per device, so the next proof's synthesis
-//! overlaps the current one's GPU (or CPU MSM) work.
+//! memory budget before it allocates (its witness when admitted, its a, b, c
+//! when SpMV starts, by at most two proofs per device at once); synthesis on a
+//! CPU pool, the backend stage gated by a fixed number of workers per device,
+//! so the next proof's synthesis overlaps the current one's GPU (or CPU MSM)
+//! work.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -313,16 +315,22 @@ pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
     }
 }
 
-/// The part of [`footprint`] that is a, b and c, given back to the budget the
-/// moment the backend frees them (after the upload on a GPU, after the NTTs
-/// on the CPU); what remains covers the witness (and on the CPU H's
-/// coefficients).
+/// The part of [`footprint`] that is a, b and c: the proof's peak stage,
+/// reserved from the budget just before SpMV and given back the moment the
+/// backend frees them (after the upload on a GPU, after the NTTs on the CPU);
+/// the rest covers the witness (and on the CPU H's coefficients).
 fn abc_part(pce: &Pce, backend: Backend) -> u64 {
     match backend {
         Backend::Cuda(_) => 96 * pce.num_constraints() as u64,
         Backend::Cpu | Backend::Auto => 96 * pce.domain_size() as u64,
     }
 }
+
+/// Proofs per device that may hold a, b, c at once: one uploading (or in the
+/// CPU's NTTs) and one ready for the next free worker. More would only queue
+/// for the device holding memory; SpMV is short beside the backend stage, so
+/// two keep every worker fed.
+pub const ABC_HOLDERS_PER_DEVICE: usize = 2;
 
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine> {
@@ -356,8 +364,9 @@ impl Engine {
             seen.push(*b);
         }
         let workers = cfg.workers_per_device.max(1);
+        let abc_holders = ABC_HOLDERS_PER_DEVICE * backends.len();
         Ok(Engine {
-            budget: MemoryBudget::new(cfg.budget.bytes()?),
+            budget: MemoryBudget::with_stage_limit(cfg.budget.bytes()?, abc_holders),
             synthesis,
             lanes: Lanes {
                 state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
@@ -383,21 +392,31 @@ impl Engine {
         self.lanes.stats()
     }
 
-    /// The largest footprint a proof of `pce` can have on this engine's devices.
+    /// The footprint of a proof of `pce` on this engine's devices (all of one kind).
     pub fn footprint(&self, pce: &Pce) -> u64 {
-        self.lanes.backends.iter().map(|&b| footprint(pce, b)).max().unwrap_or(0)
+        footprint(pce, self.lanes.backends[0])
+    }
+
+    /// Proofs that may hold a, b, c at once ([`ABC_HOLDERS_PER_DEVICE`] per device).
+    pub fn abc_holders(&self) -> usize {
+        self.budget.stage_limit()
     }
 
     /// Predicted peak RSS for `j` proofs in flight: what is resident once the
     /// engine is warm (`static_bytes`: runtime, GPU driver, PCE, SRS — measured
-    /// after a first proof, or summed from the accounting) plus `j` footprints.
+    /// after a first proof, or summed from the accounting), plus `j` witnesses
+    /// (the footprint without a, b, c), plus a, b, c for as many proofs as may
+    /// hold them at once.
     pub fn predicted_peak(&self, static_bytes: u64, pce: &Pce, j: usize) -> u64 {
-        static_bytes + j as u64 * self.footprint(pce)
+        let abc = abc_part(pce, self.lanes.backends[0]);
+        let rest = self.footprint(pce) - abc;
+        static_bytes + j as u64 * rest + j.min(self.abc_holders()) as u64 * abc
     }
 
     /// Proves one request; safe to call from many threads at once. Waits for
-    /// budget (by priority), synthesizes, then waits for a worker of the named
-    /// device — or, with `Auto`, of whichever healthy device frees one first.
+    /// budget (by priority), makes the witness, waits for its turn to hold a,
+    /// b, c, evaluates them, then waits for a worker of the named device — or,
+    /// with `Auto`, of whichever healthy device frees one first.
     /// A cancel while waiting (or between stages) returns `Cancelled` and
     /// frees the reservation. An `Auto` request whose device fails is retried
     /// once on another one.
@@ -414,33 +433,30 @@ impl Engine {
             b => self.lanes.backends[self.lanes.index_of(b)?],
         };
         let start = Instant::now();
-        let mut reservation = self.budget.reserve(footprint(pce, kind), priority, &cancel)?;
+        let abc_bytes = abc_part(pce, kind);
+        let reservation = self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel)?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
-        let (w, abc) = self.synthesis.install(|| -> Result<_> {
-            let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
-            t.witness = seconds_since(start) - t.queued;
-            notify(Stage::Witness);
-            cancel.check()?;
-            let spmv = Instant::now();
-            let abc = evaluate(pce, &w)?;
-            check_satisfied(&abc)?;
-            t.spmv = seconds_since(spmv);
-            notify(Stage::Spmv);
-            Ok((w, abc))
-        })?;
+        let w = self.synthesis.install(|| circuit.witness(pce.num_inputs, pce.num_aux))?;
+        t.witness = seconds_since(start) - t.queued;
+        notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
-        let mut abc = Some(abc);
         let mut failed = None;
         let (proof, pt) = loop {
-            let mut abc = match abc.take() {
-                Some(abc) => abc,
-                // A retry: a, b, c died with the failed attempt; make them again.
-                None => self.synthesis.install(|| evaluate(pce, &w))?,
-            };
-            let part = match failed {
-                None => reservation.split(abc_part(pce, kind)),
-                Some(_) => self.budget.reserve(abc_part(pce, kind), priority, &cancel)?,
-            };
+            // Waits on the caller's thread, not a synthesis thread: those run
+            // the SpMVs of the proofs that hold a, b, c.
+            let wait = Instant::now();
+            let part = self.budget.reserve_stage(abc_bytes, priority, &cancel)?;
+            t.queued += seconds_since(wait);
+            let spmv = Instant::now();
+            let mut abc = self.synthesis.install(|| -> Result<_> {
+                let abc = evaluate(pce, &w)?;
+                check_satisfied(&abc)?;
+                Ok(abc)
+            })?;
+            if failed.is_none() {
+                t.spmv = seconds_since(spmv);
+                notify(Stage::Spmv);
+            }
             abc.hold((part, Tracked::new(Owner::Abc, abc.heap_bytes() as u64)));
             let wait = Instant::now();
             let slot = self.lanes.acquire(opts.backend, failed, &cancel)?;
@@ -453,6 +469,7 @@ impl Engine {
             t.backend = Some(device);
             match outcome {
                 Err(Error::Gpu(m)) if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
+                    // a, b, c died with the failed attempt; the loop makes them again.
                     log::warn!("{device:?} failed ({m}); retrying on another device");
                     failed = Some(device);
                 }

@@ -173,6 +173,44 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
     assert_eq!(e.budget().used(), 0);
 }
 
+/// Six proofs on one busy device: all six witnesses are made, but only two
+/// proofs hold a, b, c (one in the backend, one ready for it); the other four
+/// wait with their witness alone, and the budget says so, as the prediction does.
+#[test]
+fn at_most_two_proofs_per_device_hold_abc() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    let fp = footprint(&pce, Backend::Cuda(0));
+    let abc = 96 * pce.num_constraints() as u64;
+    let expected = 6 * (fp - abc) + 2 * abc;
+    assert_eq!(e.abc_holders(), ABC_HOLDERS_PER_DEVICE);
+    assert_eq!(e.predicted_peak(0, &pce, 6), expected);
+    assert_eq!(e.predicted_peak(0, &pce, 1), fp);
+    gpus.hold.store(true, Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..6)
+            .map(|i| {
+                let (e, pce, params) = (&e, &pce, &params);
+                s.spawn(move || e.prove(request(pce, params, 30 + i, Backend::Auto)))
+            })
+            .collect();
+        let t0 = std::time::Instant::now();
+        while e.budget().used() != expected || e.budget().waiting() != 4 {
+            assert!(t0.elapsed().as_secs() < 60, "used {} of {expected}", e.budget().used());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!((e.budget().used(), gpus.calls.lock().unwrap().len()), (expected, 1), "still two holders");
+        gpus.hold.store(false, Ordering::SeqCst);
+        for h in hs {
+            h.join().unwrap().expect("verified");
+        }
+    });
+    assert_eq!(e.budget().used(), 0);
+    assert_eq!(e.budget().peak_used(), expected);
+}
+
 #[test]
 fn a_device_listed_twice_is_refused() {
     let gpus = Arc::new(FakeGpus::default());

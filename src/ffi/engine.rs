@@ -289,9 +289,10 @@ pub unsafe extern "C" fn cuzk_engine_devices(
     })
 }
 
-/// Writes to `out` the host bytes one proof of `pce`'s circuit reserves from
-/// the engine's budget (its exact peak: witness, a/b/c and H buffers, from
-/// the PCE's dimensions). A PoRep request reserves this per partition in
+/// Writes to `out` the host bytes one proof of `pce`'s circuit holds at its
+/// peak (witness, a/b/c and H buffers, from the PCE's dimensions); the budget
+/// must hold at least this much. The a/b/c part is reserved only while the
+/// proof holds them, by at most two proofs per device at once. A PoRep request reserves this per partition in
 /// flight. `engine` NULL: the default engine.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_footprint(
@@ -311,8 +312,9 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
 /// Writes to `out` the peak RSS the engine predicts with `in_flight` proofs
 /// of `pce`'s circuit at once: the process's RSS now (call it once the engine
 /// is warm: PCE and parameters loaded, one proof done, so the GPU context and
-/// resident SRS are counted) plus `in_flight` footprints. `engine` NULL: the
-/// default engine.
+/// resident SRS are counted), plus `in_flight` footprints without a/b/c, plus
+/// a/b/c for at most two proofs per device (the engine lets no more hold them
+/// at once). `engine` NULL: the default engine.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     engine: *const cuzk_engine,
