@@ -730,9 +730,10 @@ cuzk_status cuzk_engine_footprint(const struct cuzk_engine *engine,
  * Writes to `out` the peak RSS the engine predicts with `in_flight` proofs
  * of `pce`'s circuit at once: the process's RSS now (call it once the engine
  * is warm: PCE and parameters loaded, one proof done, so the GPU context and
- * resident SRS are counted), plus `in_flight` footprints without a/b/c, plus
- * a/b/c for at most two proofs per device (the engine lets no more hold them
- * at once). `engine` NULL: the default engine.
+ * resident SRS are counted; less the buffers the engine keeps for reuse),
+ * plus `in_flight` footprints without a/b/c, plus a/b/c for at most two
+ * proofs per device (the engine lets no more hold them at once). `engine`
+ * NULL: the default engine.
  */
 cuzk_status cuzk_engine_predicted_peak(const struct cuzk_engine *engine,
                                        const struct cuzk_pce *pce,
@@ -776,8 +777,11 @@ cuzk_status cuzk_mem_stats(struct cuzk_mem_stats *out, struct cuzk_error *err);
 cuzk_status cuzk_mem_reset_peak(struct cuzk_error *err);
 
 /**
- * Returns freed heap memory to the kernel (`malloc_trim`; a no-op outside
- * glibc). Always `CUZK_OK` unless a panic is caught. Safe from any thread.
+ * Frees the buffers engines keep from finished proofs for the next ones
+ * (freed anyway after a minute unused, or when a reservation needs their
+ * room), then returns freed heap memory to the kernel (`malloc_trim`; a
+ * no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from
+ * any thread.
  */
 cuzk_status cuzk_mem_trim(struct cuzk_error *err);
 

@@ -12,7 +12,8 @@
 #                                       # 1 GPU and on all GPUs (2+ GPUs kind)
 #   bash scripts/device-bench.sh sweep  # pce-pipeline -n 8 -j 1,2,4 at 2^20 on GPU 0, RSS plots
 #   bash scripts/device-bench.sh contention # the backend stage alone on GPU 0, then on GPUs 0+1;
-#                                       # then mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
+#                                       # then the pipelines phase
+#   bash scripts/device-bench.sh pipelines  # mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it.
 set -u -o pipefail
@@ -101,6 +102,8 @@ contention)
   for c in mimc-chain sha256-chain; do
     run timeout 150 $B gpu-scaling --circuit $c --size 2^21 --devices 0,1 --workers 2 -n 60 --json "$OUT/gpu-scaling-$c.json"
   done
+  ;&
+pipelines)
   run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
   run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu.json"
   run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/m21.params --json "$OUT/mimc-chain-allgpu.json"

@@ -19,14 +19,14 @@ impl Witness {
     /// Synthesizes `circuit` for its assignment only, the way bellperson's prover
     /// starts: the ONE input first, then the circuit.
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
-        Self::generate_sized(circuit, 0, 0)
+        Self::generate_sized(circuit, Room::new(0, 0))
     }
 
-    /// As `generate`, with room reserved for `inputs` and `aux` values (known
-    /// from the PCE) so the vectors never reallocate.
-    pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, inputs: usize, aux: usize) -> Result<Witness> {
+    /// As `generate`, into `room` (sized from the PCE, so the vectors never
+    /// reallocate).
+    pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, room: Room) -> Result<Witness> {
         catching(|| {
-            let mut cs = WitnessCs::started(inputs, aux)?;
+            let mut cs = WitnessCs::started(room)?;
             circuit.synthesize(&mut cs)?;
             Ok(cs.into_witness())
         })
@@ -34,6 +34,33 @@ impl Witness {
 
     pub fn heap_bytes(&self) -> usize {
         (self.inputs.capacity() + self.aux.capacity()) * 32
+    }
+}
+
+/// Where a witness goes: the counts of input and aux values the PCE expects,
+/// and the buffer the aux values are written into — one a finished proof left
+/// behind, when the engine has one, so no fresh pages are faulted in.
+pub struct Room {
+    pub inputs: usize,
+    pub aux: usize,
+    buf: Vec<Scalar>,
+}
+
+impl Room {
+    pub fn new(inputs: usize, aux: usize) -> Room {
+        Room { inputs, aux, buf: Vec::new() }
+    }
+
+    /// Room whose aux values go into `buf` (emptied first).
+    pub fn reusing(inputs: usize, aux: usize, buf: Vec<Scalar>) -> Room {
+        Room { inputs, aux, buf }
+    }
+
+    fn into_witness(self) -> Witness {
+        let mut aux = self.buf;
+        aux.clear();
+        aux.reserve_exact(self.aux);
+        Witness { inputs: Vec::with_capacity(self.inputs), aux }
     }
 }
 
@@ -49,16 +76,16 @@ pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {
 /// through [`Sequential`]; a circuit made of independent parts can do better
 /// (PoRep synthesizes its challenges in parallel).
 pub trait WitnessSource: Send {
-    /// The witness, with room for `inputs` and `aux` values (from the PCE).
-    fn witness(self, inputs: usize, aux: usize) -> Result<Witness>;
+    /// The witness, written into `room`.
+    fn witness(self, room: Room) -> Result<Witness>;
 }
 
 /// Any bellperson circuit, synthesized in order on the calling thread.
 pub struct Sequential<C>(pub C);
 
 impl<C: Circuit<Scalar> + Send> WitnessSource for Sequential<C> {
-    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
-        Witness::generate_sized(self.0, inputs, aux)
+    fn witness(self, room: Room) -> Result<Witness> {
+        Witness::generate_sized(self.0, room)
     }
 }
 
@@ -69,8 +96,8 @@ pub struct WitnessCs(Witness);
 
 impl WitnessCs {
     /// A root system as bellperson's prover starts it: the ONE input first.
-    pub(crate) fn started(inputs: usize, aux: usize) -> Result<WitnessCs> {
-        let mut cs = WitnessCs(Witness { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
+    pub(crate) fn started(room: Room) -> Result<WitnessCs> {
+        let mut cs = WitnessCs(room.into_witness());
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         Ok(cs)
     }

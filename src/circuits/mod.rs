@@ -95,8 +95,8 @@ impl Synthetic {
 }
 
 impl crate::witness::WitnessSource for Synthetic {
-    fn witness(self, inputs: usize, aux: usize) -> crate::Result<crate::witness::Witness> {
-        crate::witness::Witness::generate_sized(self, inputs, aux)
+    fn witness(self, room: crate::witness::Room) -> crate::Result<crate::witness::Witness> {
+        crate::witness::Witness::generate_sized(self, room)
     }
 }
 

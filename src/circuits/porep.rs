@@ -50,7 +50,7 @@ use storage_proofs_porep::stacked::{
     self, StackedCircuit, StackedCompound, StackedDrg,
 };
 
-use crate::witness::{Witness, WitnessSource};
+use crate::witness::{Room, Witness, WitnessSource};
 use crate::{Error, Result};
 
 mod fixture;
@@ -370,10 +370,10 @@ impl<Tree: Shape> Partition<Tree> {
         }
     }
 
-    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
+    fn witness(self, room: Room) -> Result<Witness> {
         match self {
-            Partition::Blank(c) => Witness::generate_sized(c, inputs, aux),
-            Partition::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, inputs, aux)),
+            Partition::Blank(c) => Witness::generate_sized(c, room),
+            Partition::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, room)),
         }
     }
 }
@@ -392,11 +392,11 @@ impl Circuit<Scalar> for PorepCircuit {
 }
 
 impl WitnessSource for PorepCircuit {
-    fn witness(self, inputs: usize, aux: usize) -> Result<Witness> {
+    fn witness(self, room: Room) -> Result<Witness> {
         match self.0 {
-            CircuitInner::Base(c) => c.witness(inputs, aux),
-            CircuitInner::Sub8(c) => c.witness(inputs, aux),
-            CircuitInner::Top2(c) => c.witness(inputs, aux),
+            CircuitInner::Base(c) => c.witness(room),
+            CircuitInner::Sub8(c) => c.witness(room),
+            CircuitInner::Top2(c) => c.witness(room),
         }
     }
 }

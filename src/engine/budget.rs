@@ -3,9 +3,12 @@
 //! when it does not fit, failing at once when it never could.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
 
+use blstrs::Scalar;
+
+use crate::mem::Tracked;
 use crate::{Error, Result};
 
 /// How urgently a proof is needed: higher values overtake queued lower ones.
@@ -55,6 +58,27 @@ struct State {
     /// Requests in their peak stage now.
     stage_holders: usize,
     next_ticket: u64,
+    /// Buffers of finished proofs kept for the next ones (counted in `used`,
+    /// given up the moment a reservation needs their room).
+    idle: Vec<Idle>,
+    idle_bytes: u64,
+}
+
+/// A kept buffer, still counted under the owner it had in use.
+struct Idle {
+    buf: Vec<Scalar>,
+    _owner: Tracked,
+    since: Instant,
+}
+
+impl Idle {
+    fn bytes(&self) -> u64 {
+        buffer_bytes(&self.buf)
+    }
+}
+
+fn buffer_bytes(buf: &[Scalar]) -> u64 {
+    32 * buf.len() as u64
 }
 
 impl State {
@@ -66,13 +90,63 @@ impl State {
         self.next_ticket += 1;
         self.next_ticket
     }
+
+    /// Bytes that reservations hold (the idle buffers can always be given up).
+    fn held(&self) -> u64 {
+        self.used - self.idle_bytes
+    }
+
+    /// Takes, for each length in `lens`, an idle buffer of exactly that
+    /// capacity (emptied), or an empty vector where none is kept. Their bytes
+    /// leave `used`: the reservation being granted counts them from now on.
+    fn reuse<const N: usize>(&mut self, lens: [usize; N]) -> [Vec<Scalar>; N] {
+        lens.map(|len| match self.idle.iter().position(|b| b.buf.capacity() == len) {
+                Some(i) => {
+                    let idle = self.idle.swap_remove(i);
+                    self.used -= idle.bytes();
+                    self.idle_bytes -= idle.bytes();
+                    let mut buf = idle.buf;
+                    buf.clear();
+                    buf
+                }
+                None => Vec::new(),
+            })
+    }
+
+    /// Gives up idle buffers, oldest first, until `bytes` more fit in `total`;
+    /// the caller drops them once the lock is released.
+    fn make_room(&mut self, bytes: u64, total: u64, out: &mut Vec<Idle>) {
+        while self.used + bytes > total && !self.idle.is_empty() {
+            let idle = self.idle.remove(0);
+            self.used -= idle.bytes();
+            self.idle_bytes -= idle.bytes();
+            out.push(idle);
+        }
+    }
+}
+
+/// How long a kept buffer waits for a proof to reuse it before it is freed.
+const IDLE_KEEP: Duration = Duration::from_secs(60);
+
+/// Every budget alive, so `cuzk_mem_trim` can free their idle buffers.
+static BUDGETS: Mutex<Vec<Weak<MemoryBudget>>> = Mutex::new(Vec::new());
+
+/// Frees the idle buffers every engine keeps (see [`MemoryBudget::give_idle`]).
+pub fn drop_idle_buffers() {
+    let live: Vec<_> = {
+        let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|w| w.strong_count() > 0);
+        all.iter().filter_map(Weak::upgrade).collect()
+    };
+    live.iter().for_each(|b| b.drop_idle());
 }
 
 /// A byte budget shared by every in-flight proof. A proof is admitted with
 /// what it holds throughout (its witness) and room for its peak stage (a, b,
 /// c), which it reserves later, when at most `stage_limit` proofs may hold
 /// theirs: so J proofs need `J·now + min(J, limit)·later` bytes, not
-/// `J·(now + later)`.
+/// `J·(now + later)`. The budget also keeps the buffers of finished proofs
+/// for the next ones (no fresh pages to fault in per proof), inside its total.
 pub struct MemoryBudget {
     total: u64,
     stage_limit: usize,
@@ -92,7 +166,11 @@ impl MemoryBudget {
     /// A budget that lets at most `limit` requests (at least one) hold their
     /// peak stage at once.
     pub fn with_stage_limit(total: u64, limit: usize) -> Arc<MemoryBudget> {
-        Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() })
+        let b = Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() });
+        let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(&b));
+        b
     }
 
     pub fn total(&self) -> u64 {
@@ -104,9 +182,19 @@ impl MemoryBudget {
         self.stage_limit
     }
 
-    /// Bytes reserved now.
+    /// Bytes reserved now, idle buffers included.
     pub fn used(&self) -> u64 {
         self.lock().used
+    }
+
+    /// Bytes of the idle buffers kept for reuse.
+    pub fn idle_bytes(&self) -> u64 {
+        self.lock().idle_bytes
+    }
+
+    /// Bytes reserved now, idle buffers not included.
+    pub fn held(&self) -> u64 {
+        self.lock().held()
     }
 
     /// Requests waiting for budget now (to be admitted, or for their peak stage).
@@ -128,7 +216,7 @@ impl MemoryBudget {
     /// Waits until `bytes` fit and this request is first in line, then reserves
     /// them: [`MemoryBudget::admit`] without a peak stage.
     pub fn reserve(self: &Arc<Self>, bytes: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
-        self.admit(bytes, 0, priority, cancel)
+        Ok(self.admit(bytes, 0, priority, cancel, [])?.0)
     }
 
     /// Admits a request that holds `now` bytes from here on and `later` more
@@ -137,8 +225,18 @@ impl MemoryBudget {
     /// then reserves `now`. Leaving room for `later` is what guarantees that
     /// some admitted request can always enter its peak stage. Fails at once if
     /// `now + later` exceed the whole budget; fails with `Cancelled` (holding
-    /// nothing) if `cancel` fires while waiting.
-    pub fn admit(self: &Arc<Self>, now: u64, later: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
+    /// nothing) if `cancel` fires while waiting. With the reservation come
+    /// kept buffers for the lengths in `reuse`, as [`MemoryBudget::give_idle`]
+    /// left them (empty vectors where none of that capacity is kept); the
+    /// reservation must cover them.
+    pub fn admit<const N: usize>(
+        self: &Arc<Self>,
+        now: u64,
+        later: u64,
+        priority: Priority,
+        cancel: &CancelToken,
+        reuse: [usize; N],
+    ) -> Result<(Reservation, [Vec<Scalar>; N])> {
         let need = now.saturating_add(later);
         if need > self.total {
             return Err(Error::OverBudget(format!("a proof needs {need} bytes, the whole budget is {}", self.total)));
@@ -146,34 +244,45 @@ impl MemoryBudget {
         let mut st = self.lock();
         let ticket = st.ticket();
         st.waiting.push((priority, ticket));
+        let mut bufs = [(); N].map(|_| Vec::new());
         self.wait(
             st,
             cancel,
-            |st| {
-                let go = st.head() == Some((priority, ticket)) && st.used + need <= self.total;
+            |st, freed| {
+                let go = st.head() == Some((priority, ticket)) && st.held() + need <= self.total;
                 if go {
+                    bufs = st.reuse(reuse);
+                    st.make_room(now, self.total, freed);
                     st.used += now;
                 }
                 go
             },
             |st| st.waiting.retain(|w| w.1 != ticket),
         )?;
-        Ok(Reservation { budget: self.clone(), bytes: now, stage: false })
+        Ok((Reservation { budget: self.clone(), bytes: now, stage: false }, bufs))
     }
 
     /// Reserves an admitted request's peak-stage `bytes` (at most the `later`
     /// it was admitted with) once fewer than `stage_limit` requests hold
     /// theirs. Among the waiters that fit, the highest priority, then the
-    /// earliest, goes first; the slot is given back when the reservation drops.
-    pub fn reserve_stage(self: &Arc<Self>, bytes: u64, priority: Priority, cancel: &CancelToken) -> Result<Reservation> {
+    /// earliest, goes first; the slot is given back when the reservation
+    /// drops. Kept buffers come with it as with [`MemoryBudget::admit`].
+    pub fn reserve_stage<const N: usize>(
+        self: &Arc<Self>,
+        bytes: u64,
+        priority: Priority,
+        cancel: &CancelToken,
+        reuse: [usize; N],
+    ) -> Result<(Reservation, [Vec<Scalar>; N])> {
         let mut st = self.lock();
         let ticket = st.ticket();
         st.stage_waiting.push((priority, ticket, bytes));
+        let mut bufs = [(); N].map(|_| Vec::new());
         self.wait(
             st,
             cancel,
-            |st| {
-                let room = self.total - st.used;
+            |st, freed| {
+                let room = self.total - st.held();
                 let first = st
                     .stage_waiting
                     .iter()
@@ -182,6 +291,8 @@ impl MemoryBudget {
                     .map(|w| w.1);
                 let go = st.stage_holders < self.stage_limit && first == Some(ticket);
                 if go {
+                    bufs = st.reuse(reuse);
+                    st.make_room(bytes, self.total, freed);
                     st.used += bytes;
                     st.stage_holders += 1;
                 }
@@ -189,24 +300,26 @@ impl MemoryBudget {
             },
             |st| st.stage_waiting.retain(|w| w.1 != ticket),
         )?;
-        Ok(Reservation { budget: self.clone(), bytes, stage: true })
+        Ok((Reservation { budget: self.clone(), bytes, stage: true }, bufs))
     }
 
-    /// The waiting loop both kinds of reservation share: `take` reserves and
-    /// says whether it could, `leave` removes the waiter; on either outcome the
+    /// The waiting loop both kinds of reservation share: `take` reserves
+    /// (giving up idle buffers into its second argument as needed) and says
+    /// whether it could, `leave` removes the waiter; on either outcome the
     /// others are woken (one of them may now be first).
     fn wait(
         &self,
         mut st: std::sync::MutexGuard<'_, State>,
         cancel: &CancelToken,
-        mut take: impl FnMut(&mut State) -> bool,
+        mut take: impl FnMut(&mut State, &mut Vec<Idle>) -> bool,
         leave: impl Fn(&mut State),
     ) -> Result<()> {
+        let mut freed = Vec::new();
         let outcome = loop {
             if cancel.is_cancelled() {
                 break Err(Error::Cancelled);
             }
-            if take(&mut st) {
+            if take(&mut st, &mut freed) {
                 st.peak_used = st.peak_used.max(st.used);
                 break Ok(());
             }
@@ -215,7 +328,45 @@ impl MemoryBudget {
         leave(&mut st);
         drop(st);
         self.freed.notify_all();
+        drop(freed);
         outcome
+    }
+
+    /// Keeps `buf` for a later request to reuse, moving its bytes
+    /// (its length: the pages it touched) out of `from`, the reservation that
+    /// covered it, and counting it under `owner` meanwhile. Buffers idle for
+    /// a minute are freed.
+    pub fn give_idle(&self, buf: Vec<Scalar>, from: &mut Reservation, owner: crate::mem::Owner) {
+        let bytes = buffer_bytes(&buf);
+        if bytes > from.bytes || buf.capacity() == 0 {
+            return;
+        }
+        from.bytes -= bytes;
+        let expired: Vec<Idle>;
+        {
+            let mut st = self.lock();
+            st.idle_bytes += bytes;
+            st.idle.push(Idle { _owner: Tracked::new(owner, bytes), buf, since: Instant::now() });
+            let (old, keep) = std::mem::take(&mut st.idle).into_iter().partition(|b| b.since.elapsed() > IDLE_KEEP);
+            st.idle = keep;
+            expired = old;
+            let gone: u64 = expired.iter().map(Idle::bytes).sum();
+            st.used -= gone;
+            st.idle_bytes -= gone;
+        }
+        drop(expired);
+    }
+
+    /// Frees every idle buffer now.
+    pub fn drop_idle(&self) {
+        let idle = {
+            let mut st = self.lock();
+            st.used -= st.idle_bytes;
+            st.idle_bytes = 0;
+            std::mem::take(&mut st.idle)
+        };
+        drop(idle);
+        self.freed.notify_all();
     }
 
     fn release(&self, bytes: u64, stage_ends: bool) {

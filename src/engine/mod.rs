@@ -6,7 +6,7 @@ mod pipeline;
 #[cfg(test)]
 mod tests;
 
-pub use budget::{CancelToken, MemoryBudget, Priority, Reservation};
+pub use budget::{drop_idle_buffers, CancelToken, MemoryBudget, Priority, Reservation};
 pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage, ABC_HOLDERS_PER_DEVICE};
 
 use std::time::Instant;
@@ -17,7 +17,7 @@ use ff::Field;
 
 use crate::groth16::{self, ProveTimings};
 use crate::pce::{check_satisfied, evaluate, Pce};
-use crate::witness::{Witness, WitnessSource};
+use crate::witness::{Room, Witness, WitnessSource};
 use crate::{Error, Result};
 
 /// Where the H computation and the MSMs run.
@@ -105,7 +105,7 @@ pub fn prove_one<C: WitnessSource>(
 ) -> Result<(Proof<Bls12>, Timings)> {
     let start = Instant::now();
     let mut t = Timings::default();
-    let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
+    let w = circuit.witness(Room::new(pce.num_inputs, pce.num_aux))?;
     t.witness = seconds_since(start);
 
     let spmv_start = Instant::now();

@@ -11,12 +11,12 @@ use std::time::Instant;
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
 
-use super::budget::{CancelToken, MemoryBudget, Priority};
+use super::budget::{CancelToken, MemoryBudget, Priority, Reservation};
 use super::{gpu_count, prove_on, seconds_since, verify_into, Backend, ProveOptions, Timings};
 use crate::groth16::ProveTimings;
 use crate::mem::{Owner, Tracked};
-use crate::pce::{check_satisfied, evaluate, Abc, Pce};
-use crate::witness::{Witness, WitnessSource};
+use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
+use crate::witness::{Room, Witness, WitnessSource};
 use crate::{Error, Result};
 
 /// The host memory the engine may use for in-flight proofs.
@@ -332,6 +332,22 @@ fn abc_part(pce: &Pce, backend: Backend) -> u64 {
 /// two keep every worker fed.
 pub const ABC_HOLDERS_PER_DEVICE: usize = 2;
 
+/// The budget's hold on one proof's a, b, c: their reservation, which keeps
+/// their buffers for the next proof when the backend is done with them.
+struct Lease {
+    budget: Arc<MemoryBudget>,
+    part: Reservation,
+    _tracked: Tracked,
+}
+
+impl AbcLease for Lease {
+    fn reuse(mut self: Box<Self>, bufs: [Vec<Scalar>; 3]) {
+        for buf in bufs {
+            self.budget.give_idle(buf, &mut self.part, Owner::Abc);
+        }
+    }
+}
+
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine> {
         let ids: Vec<u32> = match &cfg.devices {
@@ -434,9 +450,11 @@ impl Engine {
         };
         let start = Instant::now();
         let abc_bytes = abc_part(pce, kind);
-        let reservation = self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel)?;
+        let (mut reservation, [aux]) =
+            self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
-        let w = self.synthesis.install(|| circuit.witness(pce.num_inputs, pce.num_aux))?;
+        let room = Room::reusing(pce.num_inputs, pce.num_aux, aux);
+        let w = self.synthesis.install(|| circuit.witness(room))?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
@@ -444,12 +462,21 @@ impl Engine {
         let (proof, pt) = loop {
             // Waits on the caller's thread, not a synthesis thread: those run
             // the SpMVs of the proofs that hold a, b, c.
+            // A GPU needs n rows; the CPU pads them to the domain in place.
+            let rows = match kind {
+                Backend::Cuda(_) => pce.num_constraints(),
+                Backend::Cpu | Backend::Auto => pce.domain_size(),
+            };
             let wait = Instant::now();
-            let part = self.budget.reserve_stage(abc_bytes, priority, &cancel)?;
+            let (part, bufs) = self.budget.reserve_stage(abc_bytes, priority, &cancel, [rows; 3])?;
             t.queued += seconds_since(wait);
             let spmv = Instant::now();
+            let bufs = bufs.map(|mut b| {
+                b.reserve_exact(rows);
+                b
+            });
             let mut abc = self.synthesis.install(|| -> Result<_> {
-                let abc = evaluate(pce, &w)?;
+                let abc = evaluate_into(pce, &w, bufs)?;
                 check_satisfied(&abc)?;
                 Ok(abc)
             })?;
@@ -457,7 +484,8 @@ impl Engine {
                 t.spmv = seconds_since(spmv);
                 notify(Stage::Spmv);
             }
-            abc.hold((part, Tracked::new(Owner::Abc, abc.heap_bytes() as u64)));
+            let tracked = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
+            abc.hold(Lease { budget: self.budget.clone(), part, _tracked: tracked });
             let wait = Instant::now();
             let slot = self.lanes.acquire(opts.backend, failed, &cancel)?;
             t.queued += seconds_since(wait);
@@ -476,10 +504,12 @@ impl Engine {
                 other => break other?,
             }
         };
+        let Witness { inputs, aux } = w;
+        self.budget.give_idle(aux, &mut reservation, Owner::Witness);
         drop(reservation);
         t.prove = pt;
         notify(Stage::Prove);
-        verify_into(&mut t, params, &proof, public_inputs.as_deref().unwrap_or(&w.inputs[1..]), &opts)?;
+        verify_into(&mut t, params, &proof, public_inputs.as_deref().unwrap_or(&inputs[1..]), &opts)?;
         notify(Stage::Verify);
         t.total = seconds_since(start);
         Ok((proof, t))

@@ -18,13 +18,15 @@ use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
 
 /// "GPUs" that prove on the CPU; `broken` ones fail with a device error. It
-/// records, for each call, the budget in use before and after a, b, c die.
+/// records, for each call, the budget in use before and after a, b, c die,
+/// and where the witness's and a, b, c's buffers are.
 #[derive(Default)]
 struct FakeGpus {
     broken: Mutex<Vec<u32>>,
     budget: Mutex<Option<Arc<MemoryBudget>>>,
     used_around_abc: Mutex<Vec<(u64, u64)>>,
     calls: Mutex<Vec<Backend>>,
+    buffers: Mutex<Vec<Vec<usize>>>,
     hold: AtomicBool,
 }
 
@@ -48,10 +50,13 @@ impl BackendStage for Arc<FakeGpus> {
         }
         // What the CUDA backend does first: a, b, c go to the device and die.
         let budget = self.budget.lock().unwrap().clone().unwrap();
-        let before = budget.used();
+        let before = budget.held();
+        let mut at: Vec<usize> = [&w.aux, &abc.a, &abc.b, &abc.c].iter().map(|v| v.as_ptr() as usize).collect();
+        at.sort();
+        self.buffers.lock().unwrap().push(at);
         let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
-        drop(abc);
-        self.used_around_abc.lock().unwrap().push((before, budget.used()));
+        abc.release();
+        self.used_around_abc.lock().unwrap().push((before, budget.held()));
         prove_on(Backend::Cpu, pce, w, copy, params, opts)
     }
 }
@@ -140,7 +145,7 @@ fn a_failing_device_does_not_poison_the_others() {
         }
     });
     assert!(gpus.calls.lock().unwrap().iter().all(|&b| b == Backend::Cuda(0)));
-    assert_eq!(e.budget().used(), 0);
+    assert_eq!(e.budget().held(), 0);
 }
 
 const FAILURES: usize = 3;
@@ -158,7 +163,7 @@ fn an_auto_request_is_retried_on_another_device() {
     assert_eq!(*gpus.calls.lock().unwrap(), [Backend::Cuda(0), Backend::Cuda(1)]);
     let s = e.device_stats();
     assert_eq!((s[0].failures, s[1].proofs), (1, 1));
-    assert_eq!(e.budget().used(), 0, "the retry's reservation was given back too");
+    assert_eq!(e.budget().held(), 0, "the retry's reservation was given back too");
 }
 
 #[test]
@@ -170,6 +175,30 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
     let fp = footprint(&pce, Backend::Cuda(0));
     let abc = 96 * pce.num_constraints() as u64;
     assert_eq!(*gpus.used_around_abc.lock().unwrap(), [(fp, fp - abc)]);
+    assert_eq!(e.budget().held(), 0);
+}
+
+/// A finished proof's witness and a/b/c buffers stay, counted in the budget,
+/// for the next proof: in a budget of one footprint, the second proof runs
+/// in them (the peak stays one footprint). Kept buffers never block a
+/// reservation: they are freed for its room.
+#[test]
+fn finished_proofs_leave_their_buffers_to_the_next() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let fp = footprint(&pce, Backend::Cuda(0));
+    let e = engine(&gpus, 1, fp);
+    let kept = 32 * pce.num_aux as u64 + 96 * pce.num_constraints() as u64;
+    for seed in [1, 2] {
+        e.prove(request(&pce, &params, seed, Backend::Cuda(0))).unwrap();
+        assert_eq!((e.budget().held(), e.budget().idle_bytes(), e.budget().used()), (0, kept, kept));
+    }
+    let at = gpus.buffers.lock().unwrap();
+    assert_eq!(at[0], at[1], "the second proof ran in the first one's buffers");
+    assert_eq!(e.budget().peak_used(), fp);
+    let all = e.budget().reserve(fp, 0, &CancelToken::new()).expect("kept buffers give way");
+    assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, fp));
+    drop(all);
     assert_eq!(e.budget().used(), 0);
 }
 
@@ -207,7 +236,7 @@ fn at_most_two_proofs_per_device_hold_abc() {
             h.join().unwrap().expect("verified");
         }
     });
-    assert_eq!(e.budget().used(), 0);
+    assert_eq!(e.budget().held(), 0);
     assert_eq!(e.budget().peak_used(), expected);
 }
 

@@ -312,9 +312,10 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
 /// Writes to `out` the peak RSS the engine predicts with `in_flight` proofs
 /// of `pce`'s circuit at once: the process's RSS now (call it once the engine
 /// is warm: PCE and parameters loaded, one proof done, so the GPU context and
-/// resident SRS are counted), plus `in_flight` footprints without a/b/c, plus
-/// a/b/c for at most two proofs per device (the engine lets no more hold them
-/// at once). `engine` NULL: the default engine.
+/// resident SRS are counted; less the buffers the engine keeps for reuse),
+/// plus `in_flight` footprints without a/b/c, plus a/b/c for at most two
+/// proofs per device (the engine lets no more hold them at once). `engine`
+/// NULL: the default engine.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     engine: *const cuzk_engine,
@@ -327,7 +328,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
         let e = engine_or_default(engine)?;
-        let now = crate::mem::stats().rss_bytes;
+        let now = crate::mem::stats().rss_bytes.saturating_sub(e.budget().idle_bytes());
         out.write(e.predicted_peak(now, &pce.pce, in_flight as usize));
         Ok(())
     })

@@ -77,11 +77,15 @@ pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_statu
     })
 }
 
-/// Returns freed heap memory to the kernel (`malloc_trim`; a no-op outside
-/// glibc). Always `CUZK_OK` unless a panic is caught. Safe from any thread.
+/// Frees the buffers engines keep from finished proofs for the next ones
+/// (freed anyway after a minute unused, or when a reservation needs their
+/// room), then returns freed heap memory to the kernel (`malloc_trim`; a
+/// no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from
+/// any thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_mem_trim(err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
+        crate::engine::drop_idle_buffers();
         mem::trim();
         Ok(())
     })

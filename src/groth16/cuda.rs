@@ -148,7 +148,7 @@ pub fn prove(
 
     let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(dev as usize, &abc.a, &abc.b, &abc.c, lg))?;
     (t.gpu.h_upload, t.gpu.h_ntt) = (ht.upload, ht.ntt);
-    drop(abc);
+    abc.release();
     let m1 = h_coeffs.len();
     // The aux upload (host copies into the pinned staging, DMA) runs beside
     // the H MSM, which keeps the GPU busy and the host idle.
@@ -201,6 +201,7 @@ mod tests {
     use super::*;
     use crate::circuits::{Family, Synthetic};
     use crate::pce::{evaluate, extract};
+    use crate::witness::Room;
 
     /// Proofs from four threads at once on one device (shared streams,
     /// staging ring, MSM lock) equal the serial GPU proof and the CPU one.
@@ -213,7 +214,7 @@ mod tests {
         let circuit = Synthetic::new(Family::Sha256Chain, 1 << 16, 3);
         let pce = extract(circuit.blank()).unwrap();
         let params = super::super::dummy_params(&pce, 7);
-        let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux).unwrap();
+        let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
         let one = || prove(&pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s, 0).unwrap().0;
         let want = one();
@@ -245,7 +246,7 @@ mod tests {
             Ok(p) => super::super::read_params(std::path::Path::new(&p), false).unwrap(),
             Err(_) => super::super::dummy_params(&pce, 7),
         };
-        let w = Witness::generate_sized(circuit, pce.num_inputs, pce.num_aux).unwrap();
+        let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
         println!("sha256-chain 2^{lg}: {} rows, {} aux, domain {}", pce.num_constraints(), pce.num_aux, pce.domain_size());
         for i in 0..3 {
             let abc = evaluate(&pce, &w).unwrap();

@@ -19,9 +19,17 @@ pub struct Abc {
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
-    /// Dropped with a, b, c: lets the engine give their memory budget back
-    /// the moment a backend frees them (see [`Abc::hold`]).
-    pub(crate) hold: Option<Box<dyn Send + Sync>>,
+    /// Dropped with a, b, c, or handed their buffers by [`Abc::release`]:
+    /// lets the engine take their memory back the moment a backend is done
+    /// with them (see [`Abc::hold`]).
+    pub(crate) hold: Option<Box<dyn AbcLease>>,
+}
+
+/// What the engine attaches to a, b, c: it accounts for their memory, and can
+/// keep their buffers for the next proof.
+pub trait AbcLease: Send + Sync {
+    /// Takes the buffers of a, b and c once a backend is done with them.
+    fn reuse(self: Box<Self>, bufs: [Vec<Scalar>; 3]);
 }
 
 impl Abc {
@@ -29,9 +37,16 @@ impl Abc {
         Abc { a, b, c, hold: None }
     }
 
-    /// Keeps `guard` alive exactly as long as a, b and c.
-    pub fn hold(&mut self, guard: impl Send + Sync + 'static) {
-        self.hold = Some(Box::new(guard));
+    /// Keeps `lease` exactly as long as a, b and c.
+    pub fn hold(&mut self, lease: impl AbcLease + 'static) {
+        self.hold = Some(Box::new(lease));
+    }
+
+    /// Ends a, b and c, handing their buffers to the lease if there is one.
+    pub fn release(self) {
+        if let Some(lease) = self.hold {
+            lease.reuse([self.a, self.b, self.c]);
+        }
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -96,10 +111,11 @@ fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
     acc
 }
 
-/// The result has capacity for the whole evaluation domain, so padding it for
-/// the NTTs later never reallocates (and never holds two copies at once).
-fn eval_matrix(m: &CsrMatrix, z: &Z, dict: &[Scalar]) -> Vec<Scalar> {
-    let mut out = Vec::with_capacity(m.rows().next_power_of_two());
+/// Writes one product into `out` (its old contents dropped, its capacity
+/// kept, grown to exactly the rows if it is smaller).
+fn eval_matrix(m: &CsrMatrix, z: &Z, dict: &[Scalar], mut out: Vec<Scalar>) -> Vec<Scalar> {
+    out.clear();
+    out.reserve_exact(m.rows());
     (0..m.rows())
         .into_par_iter()
         .with_min_len(ROWS_PER_TASK)
@@ -108,8 +124,17 @@ fn eval_matrix(m: &CsrMatrix, z: &Z, dict: &[Scalar]) -> Vec<Scalar> {
     out
 }
 
-/// Computes `a`, `b`, `c` for one witness; the three products run concurrently.
+/// Computes `a`, `b`, `c` for one witness; the three products run
+/// concurrently. They have capacity for the whole evaluation domain, so
+/// padding them for the NTTs later never reallocates (and never holds two
+/// copies at once).
 pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
+    let m = pce.domain_size();
+    evaluate_into(pce, w, [(); 3].map(|_| Vec::with_capacity(m)))
+}
+
+/// As [`evaluate`], into the buffers `bufs` (e.g. kept from an earlier proof).
+pub fn evaluate_into(pce: &Pce, w: &Witness, bufs: [Vec<Scalar>; 3]) -> Result<Abc> {
     if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
         return Err(Error::InvalidInput(format!(
             "witness has {} inputs and {} aux, the PCE expects {} and {}",
@@ -121,9 +146,10 @@ pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
     }
     let z = Z { inputs: &w.inputs, aux: &w.aux };
     let dict = &pce.dict[..];
+    let [a, b, c] = bufs;
     let (a, (b, c)) = rayon::join(
-        || eval_matrix(&pce.a, &z, dict),
-        || rayon::join(|| eval_matrix(&pce.b, &z, dict), || eval_matrix(&pce.c, &z, dict)),
+        || eval_matrix(&pce.a, &z, dict, a),
+        || rayon::join(|| eval_matrix(&pce.b, &z, dict, b), || eval_matrix(&pce.c, &z, dict, c)),
     );
     Ok(Abc::new(a, b, c))
 }

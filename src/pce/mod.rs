@@ -7,6 +7,6 @@ pub mod matrix;
 pub mod record;
 pub mod registry;
 
-pub use eval::{check_satisfied, evaluate, Abc};
+pub use eval::{check_satisfied, evaluate, evaluate_into, Abc, AbcLease};
 pub use matrix::{Bitmap, CsrMatrix, Densities, Pce};
 pub use record::{extract, RecordingCs};

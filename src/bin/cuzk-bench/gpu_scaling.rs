@@ -15,7 +15,7 @@ use clap::Args;
 use cuzk::engine::{gpu_count, prove_on, Backend, ProveOptions};
 use cuzk::groth16::{dummy_params, ProveTimings};
 use cuzk::pce::{evaluate, extract, Abc};
-use cuzk::witness::WitnessSource;
+use cuzk::witness::{Room, WitnessSource};
 use serde_json::json;
 
 use crate::anyhow_like::Result;
@@ -103,7 +103,7 @@ pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.instance(0)?;
     let pce = extract(circuit.blank())?;
     let params = dummy_params(&pce, 5);
-    let w = circuit.witness(pce.num_inputs, pce.num_aux)?;
+    let w = circuit.witness(Room::new(pce.num_inputs, pce.num_aux))?;
     let abc = evaluate(&pce, &w)?;
     let opts = ProveOptions {
         backend: Backend::Auto,

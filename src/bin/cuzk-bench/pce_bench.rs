@@ -11,7 +11,7 @@ use blstrs::Scalar;
 use clap::Args;
 use cuzk::pce::{evaluate, extract, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::{Witness, WitnessSource};
+use cuzk::witness::{Room, Witness, WitnessSource};
 use serde_json::json;
 
 use crate::report::{gib, memory_bandwidth, stage, table, write_json};
@@ -180,7 +180,7 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     });
     let pce: Pce = pce?;
     let (w, witness_s) =
-        stage("PCE path: witness", || -> Result<Witness> { Ok(make()?.witness(pce.num_inputs, pce.num_aux)?) });
+        stage("PCE path: witness", || -> Result<Witness> { Ok(make()?.witness(Room::new(pce.num_inputs, pce.num_aux))?) });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
     let abc = abc?;

@@ -342,6 +342,8 @@ fn new_phase(
             observer: None,
         })?;
     }
+    // The warm-up's kept buffers belong to the proofs' part, not the static one.
+    engine.budget().drop_idle();
     mem::trim();
     reset_peak();
     let baseline = tl.mark("PCE: before first proof (warm)");

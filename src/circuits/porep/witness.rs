@@ -14,7 +14,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::witness::{Witness, WitnessCs};
+use crate::witness::{Room, Witness, WitnessCs};
 use crate::{Error, Result};
 
 /// Where one synthesis writes its values: the first `skip` are dropped (the
@@ -112,9 +112,10 @@ fn pieces(mut v: &mut [Scalar], parts: usize, per: usize) -> Vec<&mut [Scalar]> 
 
 /// The witness of `c`; `inputs`/`aux` are the whole circuit's counts (from
 /// the PCE), the ONE input included.
-pub(super) fn in_parallel(c: &impl Challenges, inputs: usize, aux: usize) -> Result<Witness> {
+pub(super) fn in_parallel(c: &impl Challenges, room: Room) -> Result<Witness> {
     let parts = c.count();
-    let mut root = WitnessCs::started(inputs, aux)?;
+    let (inputs, aux) = (room.inputs, room.aux);
+    let mut root = WitnessCs::started(room)?;
     c.synthesize(&mut root, None)?;
     let mut w = root.into_witness();
     let (prefix_in, prefix_aux) = (w.inputs.len() - 1, w.aux.len());
