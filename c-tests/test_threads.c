@@ -117,7 +117,7 @@ int main(void) {
   struct cuzk_engine_stats st;
   REQUIRE_OK(cuzk_engine_stats(engine, &st, &err), &err);
   EXPECT(st.budget_bytes == 2 * footprint && st.budget_peak <= st.budget_bytes && st.budget_used == 0);
-  EXPECT(st.budget_peak == 2 * footprint); /* two really ran at once */
+  EXPECT(st.budget_peak > footprint); /* two really ran at once */
   struct cuzk_device_stats dev;
   size_t ndev = 0;
   REQUIRE_OK(cuzk_engine_devices(engine, &dev, 1, &ndev, &err), &err);

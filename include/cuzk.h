@@ -388,7 +388,8 @@ struct cuzk_engine_stats {
    */
   uint64_t budget_used;
   /**
-   * The most ever reserved at once.
+   * The most ever reserved at once, with the buffers the engine keeps from
+   * finished proofs for the next ones (they count against the budget too).
    */
   uint64_t budget_peak;
   /**
@@ -477,11 +478,13 @@ struct cuzk_mem_stats {
    */
   uint64_t srs_bytes;
   /**
-   * Witnesses of proofs in flight.
+   * Witnesses of proofs in flight, and witness buffers engines keep for
+   * the next proofs (`cuzk_mem_trim` frees those).
    */
   uint64_t witness_bytes;
   /**
-   * a, b, c evaluations of proofs in flight.
+   * a, b, c evaluations of proofs in flight, and their buffers kept for
+   * the next proofs.
    */
   uint64_t abc_bytes;
   /**

@@ -15,14 +15,15 @@
 #                                       # then the pipelines phase
 #   bash scripts/device-bench.sh pipelines  # mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
 #
-# Everything printed goes to $OUT/<phase>.log; JSON results beside it.
+# Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
+# another cuzk-bench to run (e.g. an older commit's, for an A/B in one call).
 set -u -o pipefail
 phase=${1:?phase: ours or peer}
 OUT=${OUT:-/tmp/cuzk-device}
 mkdir -p "$OUT"
 G=.devkit/gpu
 PB=.devkit/peer-bench
-B=$G/cuzk-bench
+B=${B:-$G/cuzk-bench}
 P=/tmp/cuzk-params
 mkdir -p $P
 log="$OUT/$phase.log"
@@ -104,7 +105,7 @@ contention)
   done
   ;&
 pipelines)
-  run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
+  [ -f $P/m21.params ] || run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
   run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu.json"
   run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/m21.params --json "$OUT/mimc-chain-allgpu.json"
   run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu-again.json"

@@ -23,9 +23,10 @@ pub enum Owner {
     PceMapped,
     /// Groth16 parameters (SRS) held resident.
     Srs,
-    /// Witness assignments of in-flight proofs.
+    /// Witness assignments of in-flight proofs (and their buffers kept for
+    /// the next proofs).
     Witness,
-    /// The a, b, c evaluations of in-flight proofs.
+    /// The a, b, c evaluations of in-flight proofs (and their buffers kept).
     Abc,
     /// Device memory in use on the GPUs (all devices together).
     Gpu,

@@ -480,7 +480,8 @@ func ResetPeak() error {
 	return check("cuzk_mem_reset_peak", s, msg)
 }
 
-// Trim returns freed heap memory to the kernel.
+// Trim frees the buffers engines keep from finished proofs for the next ones,
+// then returns freed heap memory to the kernel.
 func Trim() { ccuzk.MemTrim() }
 
 // CUDADevices is the number of CUDA devices this build can use.

@@ -72,7 +72,8 @@ pub struct cuzk_engine_stats {
     pub budget_bytes: u64,
     /// Reserved by proofs in flight now.
     pub budget_used: u64,
-    /// The most ever reserved at once.
+    /// The most ever reserved at once, with the buffers the engine keeps from
+    /// finished proofs for the next ones (they count against the budget too).
     pub budget_peak: u64,
     /// Requests waiting for budget now.
     pub waiting: u64,
@@ -237,7 +238,7 @@ pub unsafe extern "C" fn cuzk_engine_stats(
         let devices = e.device_stats();
         out.write(cuzk_engine_stats {
             budget_bytes: b.total(),
-            budget_used: b.used(),
+            budget_used: b.held(),
             budget_peak: b.peak_used(),
             waiting: b.waiting() as u64,
             num_devices: devices.len() as u32,

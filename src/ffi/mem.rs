@@ -23,9 +23,11 @@ pub struct cuzk_mem_stats {
     pub pce_mapped_bytes: u64,
     /// Groth16 parameters (SRS) held resident.
     pub srs_bytes: u64,
-    /// Witnesses of proofs in flight.
+    /// Witnesses of proofs in flight, and witness buffers engines keep for
+    /// the next proofs (`cuzk_mem_trim` frees those).
     pub witness_bytes: u64,
-    /// a, b, c evaluations of proofs in flight.
+    /// a, b, c evaluations of proofs in flight, and their buffers kept for
+    /// the next proofs.
     pub abc_bytes: u64,
     /// Device memory in use on all GPUs together.
     pub gpu_bytes: u64,
