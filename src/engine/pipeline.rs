@@ -460,13 +460,13 @@ impl Engine {
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
         let mut failed = None;
         let (proof, pt) = loop {
-            // Waits on the caller's thread, not a synthesis thread: those run
-            // the SpMVs of the proofs that hold a, b, c.
             // A GPU needs n rows; the CPU pads them to the domain in place.
             let rows = match kind {
                 Backend::Cuda(_) => pce.num_constraints(),
                 Backend::Cpu | Backend::Auto => pce.domain_size(),
             };
+            // Waits on the caller's thread, not a synthesis thread: those run
+            // the SpMVs of the proofs that hold a, b, c.
             let wait = Instant::now();
             let (part, bufs) = self.budget.reserve_stage(abc_bytes, priority, &cancel, [rows; 3])?;
             t.queued += seconds_since(wait);

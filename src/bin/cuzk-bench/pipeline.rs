@@ -32,6 +32,9 @@ pub struct Opts {
     /// Backend-stage workers per device (0: one per pipeline).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
+    /// Synthesis threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub synthesis_threads: usize,
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
@@ -321,7 +324,7 @@ fn new_phase(
         Backend::Cpu => Some(vec![]),
     };
     let engine = Engine::new(EngineConfig {
-        synthesis_threads: 0,
+        synthesis_threads: o.synthesis_threads,
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
