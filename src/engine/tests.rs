@@ -61,6 +61,16 @@ impl BackendStage for Arc<FakeGpus> {
     }
 }
 
+/// Lets held backends go when dropped: a failed assertion then fails its
+/// test instead of leaving the proof threads waiting forever.
+struct Release<'a>(&'a AtomicBool);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
 fn setup() -> (Pce, Parameters<Bls12>) {
     let c = Synthetic::new(Family::MimcChain, 1000, 1);
     let pce = extract(c.blank()).unwrap();
@@ -103,6 +113,7 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
     gpus.calls.lock().unwrap().clear();
     gpus.hold.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
         let hs: Vec<_> = (0..6).map(|i| s.spawn({
             let (e, pce, params) = (&e, &pce, &params);
             move || e.prove(request(pce, params, 10 + i, Backend::Auto))
@@ -193,13 +204,54 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
         e.prove(request(&pce, &params, seed, Backend::Cuda(0))).unwrap();
         assert_eq!((e.budget().held(), e.budget().idle_bytes(), e.budget().used()), (0, kept, kept));
     }
-    let at = gpus.buffers.lock().unwrap();
+    let at = gpus.buffers.lock().unwrap().clone();
     assert_eq!(at[0], at[1], "the second proof ran in the first one's buffers");
     assert_eq!(e.budget().peak_used(), fp);
     let all = e.budget().reserve(fp, 0, &CancelToken::new()).expect("kept buffers give way");
     assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, fp));
     drop(all);
     assert_eq!(e.budget().used(), 0);
+    // What `cuzk_mem_trim` does for every engine.
+    e.prove(request(&pce, &params, 3, Backend::Cuda(0))).unwrap();
+    assert_eq!(e.budget().idle_bytes(), kept);
+    drop_idle_buffers();
+    assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, 0));
+}
+
+/// A request waiting for its turn to hold a, b, c is cancelled: it returns
+/// `Cancelled` and its witness's reservation is given back.
+#[test]
+fn cancel_frees_a_request_waiting_to_hold_abc() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    let fp = footprint(&pce, Backend::Cuda(0));
+    let abc = 96 * pce.num_constraints() as u64;
+    gpus.hold.store(true, Ordering::SeqCst);
+    let cancel = CancelToken::new();
+    std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let holders: Vec<_> = (0..2)
+            .map(|i| {
+                let (e, pce, params) = (&e, &pce, &params);
+                s.spawn(move || e.prove(request(pce, params, 40 + i, Backend::Auto)))
+            })
+            .collect();
+        let third = s.spawn(|| e.prove(ProofRequest { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) }));
+        let t0 = std::time::Instant::now();
+        while e.budget().held() != 3 * (fp - abc) + 2 * abc || e.budget().waiting() != 1 {
+            assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        cancel.cancel();
+        assert!(matches!(third.join().unwrap(), Err(Error::Cancelled)));
+        assert_eq!((e.budget().held(), e.budget().waiting()), (2 * fp, 0));
+        gpus.hold.store(false, Ordering::SeqCst);
+        for h in holders {
+            h.join().unwrap().expect("verified");
+        }
+    });
+    assert_eq!(e.budget().held(), 0);
 }
 
 /// Six proofs on one busy device: all six witnesses are made, but only two
@@ -218,6 +270,7 @@ fn at_most_two_proofs_per_device_hold_abc() {
     assert_eq!(e.predicted_peak(0, &pce, 1), fp);
     gpus.hold.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
         let hs: Vec<_> = (0..6)
             .map(|i| {
                 let (e, pce, params) = (&e, &pce, &params);
