@@ -118,7 +118,9 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
             let (e, pce, params) = (&e, &pce, &params);
             move || e.prove(request(pce, params, 10 + i, Backend::Auto))
         })).collect();
+        let t0 = std::time::Instant::now();
         while gpus.calls.lock().unwrap().len() < 3 {
+            assert!(t0.elapsed().as_secs() < 60, "{:?}", gpus.calls.lock().unwrap());
             std::thread::yield_now();
         }
         gpus.hold.store(false, Ordering::SeqCst);
