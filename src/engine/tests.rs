@@ -71,6 +71,17 @@ impl Drop for Release<'_> {
     }
 }
 
+/// Starts an `Auto` request per seed, each on its own scoped thread.
+fn spawn_proofs<'s, 'e: 's>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    e: &'e Engine,
+    pce: &'e Pce,
+    params: &'e Parameters<Bls12>,
+    seeds: std::ops::Range<u64>,
+) -> Vec<std::thread::ScopedJoinHandle<'s, crate::Result<(Proof<Bls12>, Timings)>>> {
+    seeds.map(|seed| s.spawn(move || e.prove(request(pce, params, seed, Backend::Auto)))).collect()
+}
+
 fn setup() -> (Pce, Parameters<Bls12>) {
     let c = Synthetic::new(Family::MimcChain, 1000, 1);
     let pce = extract(c.blank()).unwrap();
@@ -114,10 +125,7 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
     gpus.hold.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
-        let hs: Vec<_> = (0..6).map(|i| s.spawn({
-            let (e, pce, params) = (&e, &pce, &params);
-            move || e.prove(request(pce, params, 10 + i, Backend::Auto))
-        })).collect();
+        let hs = spawn_proofs(s, &e, &pce, &params, 10..16);
         let t0 = std::time::Instant::now();
         while gpus.calls.lock().unwrap().len() < 3 {
             assert!(t0.elapsed().as_secs() < 60, "{:?}", gpus.calls.lock().unwrap());
@@ -233,12 +241,7 @@ fn cancel_frees_a_request_waiting_to_hold_abc() {
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
-        let holders: Vec<_> = (0..2)
-            .map(|i| {
-                let (e, pce, params) = (&e, &pce, &params);
-                s.spawn(move || e.prove(request(pce, params, 40 + i, Backend::Auto)))
-            })
-            .collect();
+        let holders = spawn_proofs(s, &e, &pce, &params, 40..42);
         let third = s.spawn(|| e.prove(ProofRequest { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) }));
         let t0 = std::time::Instant::now();
         while e.budget().held() != 3 * (fp - abc) + 2 * abc || e.budget().waiting() != 1 {
@@ -273,12 +276,7 @@ fn at_most_two_proofs_per_device_hold_abc() {
     gpus.hold.store(true, Ordering::SeqCst);
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
-        let hs: Vec<_> = (0..6)
-            .map(|i| {
-                let (e, pce, params) = (&e, &pce, &params);
-                s.spawn(move || e.prove(request(pce, params, 30 + i, Backend::Auto)))
-            })
-            .collect();
+        let hs = spawn_proofs(s, &e, &pce, &params, 30..36);
         let t0 = std::time::Instant::now();
         while e.budget().used() != expected || e.budget().waiting() != 4 {
             assert!(t0.elapsed().as_secs() < 60, "used {} of {expected}", e.budget().used());
