@@ -19,7 +19,7 @@ use cuzk::witness::{Room, WitnessSource};
 use serde_json::json;
 
 use crate::anyhow_like::Result;
-use crate::report::{table, write_json};
+use crate::report::{steps_json, steps_line, table, write_json};
 use crate::CircuitArgs;
 
 #[derive(Args)]
@@ -121,20 +121,11 @@ pub fn run(o: Opts) -> Result<()> {
     for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
         let runs = run_devices(&o, &devices, &prove, &abc)?;
         let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
-        let per_proof = |x: f64| x / o.n as f64;
         let labels: Vec<String> = runs.iter().map(|r| format!("GPU {}", r.device)).collect();
         let mut rows: Vec<(&str, String)> = runs
             .iter()
             .zip(&labels)
-            .map(|(r, label)| {
-                let t = &r.sum;
-                (label.as_str(), format!(
-                    "{:.2} proofs/s; per proof: stage {:.4} s = H {:.4} (upload {:.4}, NTT {:.4}) + MSM H {:.4} (aux upload {:.4}) + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4})",
-                    r.proofs_per_s, per_proof(t.total()), per_proof(t.h), per_proof(t.gpu.h_upload), per_proof(t.gpu.h_ntt),
-                    per_proof(t.msm_h), per_proof(t.gpu.aux_upload), per_proof(t.msm_l), per_proof(t.msm_a),
-                    per_proof(t.msm_b_g1), per_proof(t.msm_b_g2), per_proof(t.gpu.select)
-                ))
-            })
+            .map(|(r, label)| (label.as_str(), format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64))))
             .collect();
         rows.push(("all devices", format!("{total:.2} proofs/s")));
         table(&format!("gpu-scaling: {name} ({} workers per device, {} proofs each)", o.workers, o.n), &rows);
@@ -143,12 +134,7 @@ pub fn run(o: Opts) -> Result<()> {
             "proofs_per_s": total,
             "devices": runs.iter().map(|r| json!({
                 "device": r.device, "proofs_per_s": r.proofs_per_s,
-                "per_proof_s": {
-                    "stage": per_proof(r.sum.total()), "h": per_proof(r.sum.h), "msm_h": per_proof(r.sum.msm_h),
-                    "msm_l": per_proof(r.sum.msm_l), "msm_a": per_proof(r.sum.msm_a),
-                    "msm_b_g1": per_proof(r.sum.msm_b_g1), "msm_b_g2": per_proof(r.sum.msm_b_g2),
-                    "h_upload": per_proof(r.sum.gpu.h_upload), "aux_upload": per_proof(r.sum.gpu.aux_upload),
-                },
+                "per_proof_s": steps_json(&r.sum, o.n as u64),
             })).collect::<Vec<_>>(),
         }));
         totals.push(total);

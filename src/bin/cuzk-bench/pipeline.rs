@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
+use cuzk::groth16::ProveTimings;
 use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
 use cuzk::mem;
 use cuzk::pce::extract;
 use serde_json::json;
 
-use crate::report::{gib, table, write_json};
+use crate::report::{gib, steps_json, steps_line, table, write_json};
 use crate::{anyhow_like::Result, CircuitArgs};
 
 #[derive(Args)]
@@ -32,7 +33,7 @@ pub struct Opts {
     /// Backend-stage workers per device (0: one per pipeline).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
-    /// Synthesis threads (0: one per core).
+    /// Witness threads, and as many SpMV threads (0: one per core each).
     #[arg(long, default_value_t = 0)]
     pub synthesis_threads: usize,
     /// Run bellperson's prover the same way first.
@@ -110,6 +111,8 @@ struct Phase {
     inflight: Option<(u64, u64)>,
     /// Per device of the engine: what it did during the run.
     devices: Vec<DeviceRun>,
+    /// Seconds per proof of witness generation and of SpMV: median, 90th percentile.
+    synthesis: Option<[(f64, f64); 2]>,
 }
 
 /// One engine device over the measured run.
@@ -120,6 +123,8 @@ struct DeviceRun {
     busy_fraction: f64,
     vram_free_before: u64,
     vram_free_after: u64,
+    /// The backend steps of its proofs, summed (see `steps_line`).
+    steps: ProveTimings,
 }
 
 /// Length of the union of intervals.
@@ -193,6 +198,9 @@ pub fn run(o: Opts) -> Result<()> {
             ("proofs verified", format!("{}/{}", p.verified, o.n)),
             ("wall", format!("{:.2} s ({:.2} proofs/min)", p.wall_s, 60.0 * o.n as f64 / p.wall_s)),
         ];
+        if let Some([(w50, w90), (s50, s90)]) = p.synthesis {
+            rows.push(("synthesis per proof", format!("witness {w50:.3} s (p90 {w90:.3}), SpMV {s50:.3} s (p90 {s90:.3})")));
+        }
         if let Some(busy) = p.backend_busy {
             rows.push(("backend (GPU/MSM) busy", format!("{:.1}% of wall", 100.0 * busy)));
         }
@@ -201,6 +209,7 @@ pub fn run(o: Opts) -> Result<()> {
                 "{}: {} proofs, {} failures, busy {:.1}%, VRAM free {} → {} MiB",
                 d.name, d.proofs, d.failures, 100.0 * d.busy_fraction, d.vram_free_before >> 20, d.vram_free_after >> 20
             )));
+            rows.push(("  per proof", steps_line(&d.steps, d.proofs)));
         }
         if let Some((reserved, beyond)) = p.inflight {
             rows.push(("reserved for proofs in flight", format!("{} at most; RSS growth beyond the reservations {} at most", gib(reserved), gib(beyond))));
@@ -244,11 +253,13 @@ pub fn run(o: Opts) -> Result<()> {
             "predicted_peak_bytes": new.predicted,
             "proofs_verified": new.verified,
             "backend_busy_fraction": new.backend_busy,
+            "synthesis_s": new.synthesis.map(|[w, s]| json!({"witness_p50": w.0, "witness_p90": w.1, "spmv_p50": s.0, "spmv_p90": s.1})),
             "reserved_max_bytes": new.inflight.map(|x| x.0),
             "rss_beyond_reserved_max_bytes": new.inflight.map(|x| x.1),
             "devices": new.devices.iter().map(|d| json!({
                 "device": d.name, "proofs": d.proofs, "failures": d.failures, "busy_fraction": d.busy_fraction,
                 "vram_free_before_bytes": d.vram_free_before, "vram_free_after_bytes": d.vram_free_after,
+                "per_proof_s": steps_json(&d.steps, d.proofs),
             })).collect::<Vec<_>>(),
             "peak_reset_supported": mem::peak_reset_supported(),
             "old": phases.iter().find(|p| p.name == "old").map(phase_json),
@@ -305,7 +316,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, inflight: None, devices: vec![] })
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, inflight: None, devices: vec![], synthesis: None })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -354,6 +365,7 @@ fn new_phase(
     let from = tl.now();
     let predicted = engine.predicted_peak(static_rss.max(baseline), &pce, o.j);
     let intervals = Mutex::new(Vec::new());
+    let steps = Mutex::new(Vec::new());
     let before = engine.device_stats();
     let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
@@ -379,11 +391,22 @@ fn new_phase(
             cancel: CancelToken::new(),
             observer: Some(&observe),
         });
+        if let Ok((_, t)) = &res {
+            steps.lock().unwrap().push(*t);
+        }
         Ok(res.is_ok())
     })?;
     let peak = mem::stats().peak_rss_bytes;
     let inflight = Some(tl.inflight(from, tl.now(), baseline));
     *tl.budget.lock().unwrap() = None;
+    let steps = steps.into_inner().unwrap();
+    let spread = |f: fn(&cuzk::engine::Timings) -> f64| {
+        let mut v: Vec<f64> = steps.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v.get(((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(0.0);
+        (at(0.5), at(0.9))
+    };
+    let synthesis = Some([spread(|t| t.witness), spread(|t| t.spmv)]);
     let devices = before
         .iter()
         .zip(engine.device_stats())
@@ -394,6 +417,10 @@ fn new_phase(
             busy_fraction: (a.busy_seconds - b.busy_seconds) / wall_s,
             vram_free_before: b.vram_free,
             vram_free_after: a.vram_free,
+            steps: steps.iter().filter(|t| t.backend == Some(a.backend)).fold(ProveTimings::default(), |mut sum, t| {
+                sum.add(&t.prove);
+                sum
+            }),
         })
         .collect();
     drop(engine);
@@ -402,5 +429,5 @@ fn new_phase(
     mem::trim();
     let after_trim = tl.mark("PCE: after trim");
     let backend_busy = Some(union_len(intervals.into_inner().unwrap()) / wall_s);
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, inflight, devices })
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, inflight, devices, synthesis })
 }

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::time::Instant;
 
+use cuzk::groth16::ProveTimings;
 use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
 
 /// A spinner with a label while `f` runs, then the elapsed seconds.
 pub fn stage<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64) {
@@ -54,4 +56,26 @@ pub fn memory_bandwidth() -> f64 {
     }
     std::hint::black_box(&dst);
     best
+}
+
+/// A backend stage's steps per proof, from their sums over `n` proofs.
+pub fn steps_line(sum: &ProveTimings, n: u64) -> String {
+    let p = |x: f64| x / n.max(1) as f64;
+    let g = &sum.gpu;
+    format!(
+        "stage {:.4} s = H {:.4} (upload {:.4}, NTT {:.4}) + MSM H {:.4} (aux upload {:.4}) + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4}) + assembly {:.4}",
+        p(sum.total()), p(sum.h), p(g.h_upload), p(g.h_ntt), p(sum.msm_h), p(g.aux_upload),
+        p(sum.msm_l), p(sum.msm_a), p(sum.msm_b_g1), p(sum.msm_b_g2), p(g.select), p(sum.assembly)
+    )
+}
+
+/// [`steps_line`] as JSON (seconds per proof).
+pub fn steps_json(sum: &ProveTimings, n: u64) -> serde_json::Value {
+    let p = |x: f64| x / n.max(1) as f64;
+    json!({
+        "stage": p(sum.total()), "h": p(sum.h), "h_upload": p(sum.gpu.h_upload), "h_ntt": p(sum.gpu.h_ntt),
+        "msm_h": p(sum.msm_h), "aux_upload": p(sum.gpu.aux_upload), "msm_l": p(sum.msm_l),
+        "msm_a": p(sum.msm_a), "msm_b_g1": p(sum.msm_b_g1), "msm_b_g2": p(sum.msm_b_g2),
+        "select": p(sum.gpu.select), "assembly": p(sum.assembly),
+    })
 }
