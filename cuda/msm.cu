@@ -24,8 +24,6 @@ typedef fr_t scalar_t;                  // == blst_fr (Montgomery)
 #define SPPARK_DONT_INSTANTIATE_TEMPLATES
 #include <msm/pippenger.cuh>
 
-#include <mutex>
-
 // A device address handed to msm_t::invoke. sppark's own dev_ptr_t yields
 // `affine_t::mem_t*` and the template invoke then recurses instead of
 // reaching the preloaded-points path; this wrapper yields `const T*`.
@@ -37,9 +35,10 @@ template<class T> struct is_device_ptr<on_device_t<T>> {
     static const bool value{true};
 };
 
-// One MSM at a time per device: msm_t's kernels are cooperative and use the
-// device's shared flip-flop streams; interleaving two gains nothing.
-static std::mutex msm_lock[64];
+// MSMs of concurrent proofs on one device are not serialized: each msm_t has
+// its own buffers and events, and their kernels queue on the device's shared
+// streams. An MSM ends on the host (the windows' final sums, sppark's
+// collect) with the GPU idle; another worker's MSM fills that gap.
 
 template<class affine_t>
 static RustError bases_new(int device_id, const affine_t* points, size_t n,
@@ -69,7 +68,6 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
             return RustError{cudaSuccess};
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
-        std::lock_guard<std::mutex> guard(msm_lock[device_id % 64]);
         msm_t<bucket_t, point_t, affine_t, scalar_t> m{nullptr, n,
                                                        sizeof(affine_t),
                                                        device_id};

@@ -204,7 +204,7 @@ mod tests {
     use crate::witness::Room;
 
     /// Proofs from four threads at once on one device (shared streams,
-    /// staging ring, MSM lock) equal the serial GPU proof and the CPU one.
+    /// staging ring, interleaved MSMs) equal the serial GPU proof and the CPU one.
     #[test]
     fn concurrent_proofs_match_serial_and_cpu() {
         if gpu::device_count() == 0 {
