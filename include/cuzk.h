@@ -260,7 +260,7 @@ typedef uint32_t cuzk_backend;
 struct cuzk_cancel;
 
 /**
- * An engine (opaque): a pool of synthesis threads, per-device backend
+ * An engine (opaque): pools of synthesis threads, per-device backend
  * workers and a memory budget shared by every proof it runs. Thread-safe:
  * one engine serves any number of concurrent `cuzk_prove` calls. Free it
  * with `cuzk_engine_free` after its last use; proofs in flight keep it alive.
@@ -338,7 +338,8 @@ struct cuzk_circuit {
  */
 struct cuzk_engine_config {
   /**
-   * Threads for witness generation and SpMV; 0: one per core.
+   * Threads for witness generation, and as many again for SpMV (two
+   * pools, so that no SpMV waits behind a witness); 0: one per core each.
    */
   uint32_t synthesis_threads;
   /**

@@ -228,7 +228,8 @@ func (p *Params) Close() error {
 // one synthesis thread per core, every CUDA device (the CPU when there is
 // none), one backend worker per device, a budget of MemAvailable minus 4 GiB.
 type EngineConfig struct {
-	// SynthesisThreads for witness generation and SpMV (0: one per core).
+	// SynthesisThreads for witness generation, and as many again for SpMV
+	// (two pools, so that no SpMV waits behind a witness; 0: one per core each).
 	SynthesisThreads uint32
 	// WorkersPerDevice: proofs in the backend stage on one device at once (0: 1).
 	WorkersPerDevice uint32

@@ -1,9 +1,9 @@
 //! The engine: many proofs at once, each reserving its exact footprint from a
 //! memory budget before it allocates (its witness when admitted, its a, b, c
-//! when SpMV starts, by at most two proofs per device at once); synthesis on a
-//! CPU pool, the backend stage gated by a fixed number of workers per device,
-//! so the next proof's synthesis overlaps the current one's GPU (or CPU MSM)
-//! work.
+//! when SpMV starts, by at most two proofs per device at once); witnesses and
+//! SpMVs on two CPU pools, the backend stage gated by a fixed number of
+//! workers per device, so the next proof's synthesis overlaps the current
+//! one's GPU (or CPU MSM) work.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -42,7 +42,8 @@ impl BudgetSpec {
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// Threads for witness generation and SpMV (0: one per core).
+    /// Threads for witness generation, and as many again for SpMV (0: one
+    /// per core each).
     pub synthesis_threads: usize,
     /// GPUs to use (`None`: all; none present or an empty list: the CPU).
     pub devices: Option<Vec<u32>>,
@@ -293,7 +294,14 @@ impl Stage {
 
 pub struct Engine {
     budget: Arc<MemoryBudget>,
-    synthesis: rayon::ThreadPool,
+    /// Witness generation. Its jobs are long and sequential (one circuit's
+    /// synthesis, or a few partitions at once).
+    witness: rayon::ThreadPool,
+    /// SpMV, apart from the witnesses: a thread of one pool that waits in a
+    /// join steals whatever job is queued, and a witness picked up there
+    /// would hold a proof's SpMV — and the GPU waiting for its a, b, c — for
+    /// the whole witness.
+    spmv: rayon::ThreadPool,
     lanes: Lanes,
     stage: Box<dyn BackendStage>,
 }
@@ -367,11 +375,14 @@ impl Engine {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
-        let synthesis = rayon::ThreadPoolBuilder::new()
-            .num_threads(cfg.synthesis_threads)
-            .thread_name(|i| format!("cuzk-synth-{i}"))
-            .build()
-            .map_err(|e| Error::InvalidInput(format!("synthesis pool: {e}")))?;
+        let pool = |name: &'static str| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(cfg.synthesis_threads)
+                .thread_name(move |i| format!("cuzk-{name}-{i}"))
+                .build()
+                .map_err(|e| Error::InvalidInput(format!("{name} pool: {e}")))
+        };
+        let (witness, spmv) = (pool("witness")?, pool("spmv")?);
         let mut seen = Vec::new();
         for b in &backends {
             if seen.contains(b) {
@@ -383,7 +394,8 @@ impl Engine {
         let abc_holders = ABC_HOLDERS_PER_DEVICE * backends.len();
         Ok(Engine {
             budget: MemoryBudget::with_stage_limit(cfg.budget.bytes()?, abc_holders),
-            synthesis,
+            witness,
+            spmv,
             lanes: Lanes {
                 state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
                 backends,
@@ -454,7 +466,7 @@ impl Engine {
             self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let room = Room::reusing(pce.num_inputs, pce.num_aux, aux);
-        let w = self.synthesis.install(|| circuit.witness(room))?;
+        let w = self.witness.install(|| circuit.witness(room))?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
@@ -465,7 +477,7 @@ impl Engine {
                 Backend::Cuda(_) => pce.num_constraints(),
                 Backend::Cpu | Backend::Auto => pce.domain_size(),
             };
-            // Waits on the caller's thread, not a synthesis thread: those run
+            // Waits on the caller's thread, not an SpMV thread: those run
             // the SpMVs of the proofs that hold a, b, c.
             let wait = Instant::now();
             let (part, bufs) = self.budget.reserve_stage(abc_bytes, priority, &cancel, [rows; 3])?;
@@ -475,7 +487,7 @@ impl Engine {
                 b.reserve_exact(rows);
                 b
             });
-            let mut abc = self.synthesis.install(|| -> Result<_> {
+            let mut abc = self.spmv.install(|| -> Result<_> {
                 let abc = evaluate_into(pce, &w, bufs)?;
                 check_satisfied(&abc)?;
                 Ok(abc)

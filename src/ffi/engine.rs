@@ -26,7 +26,8 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cuzk_engine_config {
-    /// Threads for witness generation and SpMV; 0: one per core.
+    /// Threads for witness generation, and as many again for SpMV (two
+    /// pools, so that no SpMV waits behind a witness); 0: one per core each.
     pub synthesis_threads: u32,
     /// Backend-stage workers per device (proofs on one GPU at once); 0: 1.
     pub workers_per_device: u32,
@@ -48,7 +49,7 @@ pub struct cuzk_engine_config {
     pub reserved: [u64; 4],
 }
 
-/// An engine (opaque): a pool of synthesis threads, per-device backend
+/// An engine (opaque): pools of synthesis threads, per-device backend
 /// workers and a memory budget shared by every proof it runs. Thread-safe:
 /// one engine serves any number of concurrent `cuzk_prove` calls. Free it
 /// with `cuzk_engine_free` after its last use; proofs in flight keep it alive.

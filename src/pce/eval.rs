@@ -156,7 +156,7 @@ pub fn evaluate_into(pce: &Pce, w: &Witness, bufs: [Vec<Scalar>; 3]) -> Result<A
 
 /// Refuses a witness that does not satisfy the circuit (the first row with
 /// `a·b ≠ c`): its proof would not verify. The engine runs this in the
-/// synthesis stage, on the synthesis threads, so the backend stage (the GPU's
+/// synthesis stage, on the SpMV threads, so the backend stage (the GPU's
 /// time) never waits for a pass over a, b and c.
 pub fn check_satisfied(abc: &Abc) -> Result<()> {
     match (0..abc.a.len()).into_par_iter().find_first(|&i| abc.a[i] * abc.b[i] != abc.c[i]) {
