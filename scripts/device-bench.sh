@@ -16,7 +16,8 @@
 #   bash scripts/device-bench.sh pipelines  # mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
-# another cuzk-bench to run (e.g. an older commit's, for an A/B in one call).
+# another cuzk-bench to run (e.g. an older commit's, for an A/B in one call);
+# X adds arguments to the pipelines phase's pce-pipeline runs.
 set -u -o pipefail
 phase=${1:?phase: ours or peer}
 OUT=${OUT:-/tmp/cuzk-device}
@@ -106,9 +107,9 @@ contention)
   ;&
 pipelines)
   [ -f $P/m21.params ] || run timeout 240 $B params --circuit mimc-chain --size 2^21 --out $P/m21.params
-  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu.json"
-  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 36 --workers 2 --backend auto --params $P/m21.params --json "$OUT/mimc-chain-allgpu.json"
-  run timeout 60 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 150 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params --json "$OUT/mimc-chain-1gpu-again.json"
+  run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-1gpu.json"
+  run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 600 -j 36 --workers 2 --backend auto --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-allgpu.json"
+  run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-1gpu-again.json"
   ;;
 esac
 say "done"

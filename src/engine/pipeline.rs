@@ -63,6 +63,23 @@ impl Default for EngineConfig {
     }
 }
 
+/// The nice value of the synthesis threads: above the callers' and the
+/// backend's, so that the short host steps of a GPU's backend stage (copies
+/// into the pinned staging, an MSM's final sums) preempt the synthesis
+/// threads, which have slack (a proof's SpMV finishes well before a worker
+/// is free for it), instead of leaving the GPU waiting.
+const SYNTHESIS_NICE: i32 = 10;
+
+/// Lowers the calling thread's priority to [`SYNTHESIS_NICE`] (on Linux a
+/// nice value is per thread).
+fn yield_to_backend() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id; no memory is involved.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, SYNTHESIS_NICE);
+    }
+}
+
 /// How many backend failures in a row take a device out of `Auto` rotation.
 const FAILURES_TO_SIDELINE: u32 = 3;
 
@@ -379,6 +396,7 @@ impl Engine {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.synthesis_threads)
                 .thread_name(move |i| format!("cuzk-{name}-{i}"))
+                .start_handler(|_| yield_to_backend())
                 .build()
                 .map_err(|e| Error::InvalidInput(format!("{name} pool: {e}")))
         };

@@ -106,6 +106,10 @@ struct Phase {
     wall_s: f64,
     /// Fraction of the wall time some proof was in its backend stage.
     backend_busy: Option<f64>,
+    /// Proofs per minute between the 10th and the 90th percentile backend
+    /// completions: the rate once every pipeline is running, without the
+    /// ramp-up (all witnesses at once) and the drain.
+    steady_per_min: Option<f64>,
     /// Most bytes reserved for proofs in flight, and most RSS growth beyond
     /// the reservations (from the 5 ms samples).
     inflight: Option<(u64, u64)>,
@@ -201,6 +205,9 @@ pub fn run(o: Opts) -> Result<()> {
         if let Some([(w50, w90), (s50, s90)]) = p.synthesis {
             rows.push(("synthesis per proof", format!("witness {w50:.3} s (p90 {w90:.3}), SpMV {s50:.3} s (p90 {s90:.3})")));
         }
+        if let Some(rate) = p.steady_per_min {
+            rows.push(("steady rate", format!("{rate:.2} proofs/min (10th to 90th percentile completions)")));
+        }
         if let Some(busy) = p.backend_busy {
             rows.push(("backend (GPU/MSM) busy", format!("{:.1}% of wall", 100.0 * busy)));
         }
@@ -253,6 +260,7 @@ pub fn run(o: Opts) -> Result<()> {
             "predicted_peak_bytes": new.predicted,
             "proofs_verified": new.verified,
             "backend_busy_fraction": new.backend_busy,
+            "steady_proofs_per_min": new.steady_per_min,
             "synthesis_s": new.synthesis.map(|[w, s]| json!({"witness_p50": w.0, "witness_p90": w.1, "spmv_p50": s.0, "spmv_p90": s.1})),
             "reserved_max_bytes": new.inflight.map(|x| x.0),
             "rss_beyond_reserved_max_bytes": new.inflight.map(|x| x.1),
@@ -316,7 +324,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, inflight: None, devices: vec![], synthesis: None })
+    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, steady_per_min: None, inflight: None, devices: vec![], synthesis: None })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -428,6 +436,11 @@ fn new_phase(
     tl.mark("PCE: after drop");
     mem::trim();
     let after_trim = tl.mark("PCE: after trim");
-    let backend_busy = Some(union_len(intervals.into_inner().unwrap()) / wall_s);
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, inflight, devices, synthesis })
+    let intervals = intervals.into_inner().unwrap();
+    let mut done: Vec<f64> = intervals.iter().map(|iv| iv.1).collect();
+    done.sort_by(f64::total_cmp);
+    let (lo, hi) = (done.len() / 10, done.len().saturating_sub(done.len() / 10 + 1));
+    let steady_per_min = (hi > lo).then(|| 60.0 * (hi - lo) as f64 / (done[hi] - done[lo]));
+    let backend_busy = Some(union_len(intervals) / wall_s);
+    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, steady_per_min, inflight, devices, synthesis })
 }
