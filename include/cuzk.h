@@ -33,6 +33,15 @@
 #define CUZK_ENGINE_CPU_ONLY 1
 
 /**
+ * Leave the synthesis threads at the priority of the thread that creates
+ * the engine. Without it they run at nice +10 (relative to it), so the
+ * backend's short host steps never wait behind them; set it where other
+ * processes at the default priority would starve them. A flag of
+ * `cuzk_engine_config`.
+ */
+#define CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY 2
+
+/**
  * Host bytes left free when the budget is derived from `MemAvailable`
  * and `cuzk_engine_config::budget_margin` is 0.
  */

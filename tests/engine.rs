@@ -27,6 +27,7 @@ fn engine(budget: u64, workers: usize) -> Engine {
         devices: None,
         workers_per_device: workers,
         budget: BudgetSpec::Bytes(budget),
+        ..Default::default()
     })
     .unwrap()
 }

@@ -166,7 +166,7 @@ fn engine_proofs_give_memory_back() {
     let pce = extract(circuit(0).blank()).unwrap();
     let params = dummy_params(&pce, 3);
     let fp = footprint(&pce, Backend::Cpu);
-    let e = Engine::new(EngineConfig { synthesis_threads: 2, devices: Some(vec![]), workers_per_device: 2, budget: BudgetSpec::Bytes(2 * fp) }).unwrap();
+    let e = Engine::new(EngineConfig { synthesis_threads: 2, devices: Some(vec![]), workers_per_device: 2, budget: BudgetSpec::Bytes(2 * fp), ..Default::default() }).unwrap();
     let prove = |seed| {
         let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: None };
         e.prove(ProofRequest { pce: &pce, params: &params, circuit: circuit(seed), public_inputs: None, opts, priority: 0, cancel: CancelToken::new(), observer: None }).unwrap();

@@ -237,6 +237,10 @@ type EngineConfig struct {
 	Devices []uint32
 	// CPUOnly proves on the CPU even where GPUs are present.
 	CPUOnly bool
+	// SynthesisFullPriority leaves the synthesis threads at the priority of
+	// the thread that creates the engine, instead of nice +10 (set it where
+	// other processes at the default priority would starve them).
+	SynthesisFullPriority bool
 	// BudgetBytes is the host memory the proofs in flight may hold together
 	// (0: MemAvailable at creation minus BudgetMargin).
 	BudgetBytes uint64
@@ -265,6 +269,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.CPUOnly {
 		c.Flags |= ccuzk.EngineCPUOnly
+	}
+	if cfg.SynthesisFullPriority {
+		c.Flags |= ccuzk.EngineSynthesisFullPriority
 	}
 	h, s, msg := ccuzk.EngineNew(c)
 	if err := check("cuzk_engine_new", s, msg); err != nil {

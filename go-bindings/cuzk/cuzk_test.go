@@ -275,7 +275,7 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 	}
 
 	// Budget for two proofs; eight goroutines; one request cancelled by its context.
-	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 2, BudgetBytes: 2 * fp})
+	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 2, SynthesisFullPriority: true, BudgetBytes: 2 * fp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,9 @@ pub struct EngineConfig {
     /// Threads for witness generation, and as many again for SpMV (0: one
     /// per core each).
     pub synthesis_threads: usize,
+    /// The synthesis threads' nice value ([`SYNTHESIS_NICE`] by default;
+    /// 0 leaves them at the creating thread's priority).
+    pub synthesis_nice: i32,
     /// GPUs to use (`None`: all; none present or an empty list: the CPU).
     pub devices: Option<Vec<u32>>,
     /// Backend-stage workers per device (the CPU counts as one device).
@@ -56,6 +59,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             synthesis_threads: 0,
+            synthesis_nice: SYNTHESIS_NICE,
             devices: None,
             workers_per_device: 1,
             budget: BudgetSpec::Available { margin: 4 << 30 },
@@ -63,20 +67,25 @@ impl Default for EngineConfig {
     }
 }
 
-/// The nice value of the synthesis threads: above the callers' and the
+/// The synthesis threads' default nice value: above the callers' and the
 /// backend's, so that the short host steps of a GPU's backend stage (copies
 /// into the pinned staging, an MSM's final sums) preempt the synthesis
 /// threads, which have slack (a proof's SpMV finishes well before a worker
 /// is free for it), instead of leaving the GPU waiting.
-const SYNTHESIS_NICE: i32 = 10;
+pub const SYNTHESIS_NICE: i32 = 10;
 
-/// Lowers the calling thread's priority to [`SYNTHESIS_NICE`] (on Linux a
-/// nice value is per thread).
-fn yield_to_backend() {
+/// Adds `nice` to the calling thread's nice value (on Linux a nice value is
+/// per thread; raising it needs no privilege, lowering it would).
+fn renice_this_thread(nice: i32) {
     #[cfg(target_os = "linux")]
-    // SAFETY: setpriority on this thread's own id; no memory is involved.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, SYNTHESIS_NICE);
+    if nice > 0 {
+        // SAFETY: getpriority/setpriority on this thread's own id; no memory
+        // is involved. A failure leaves the priority as it was.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(nice));
+        }
     }
 }
 
@@ -392,11 +401,12 @@ impl Engine {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
+        let nice = cfg.synthesis_nice;
         let pool = |name: &'static str| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.synthesis_threads)
                 .thread_name(move |i| format!("cuzk-{name}-{i}"))
-                .start_handler(|_| yield_to_backend())
+                .start_handler(move |_| renice_this_thread(nice))
                 .build()
                 .map_err(|e| Error::InvalidInput(format!("{name} pool: {e}")))
         };

@@ -90,7 +90,7 @@ fn setup() -> (Pce, Parameters<Bls12>) {
 }
 
 fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
-    let cfg = EngineConfig { synthesis_threads: 2, devices: None, workers_per_device: 1, budget: BudgetSpec::Bytes(budget) };
+    let cfg = EngineConfig { synthesis_threads: 2, workers_per_device: 1, budget: BudgetSpec::Bytes(budget), ..Default::default() };
     let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), Box::new(gpus.clone())).unwrap();
     *gpus.budget.lock().unwrap() = Some(e.budget().clone());
     e
@@ -299,4 +299,52 @@ fn a_device_listed_twice_is_refused() {
     let cfg = EngineConfig { budget: BudgetSpec::Bytes(1 << 20), ..Default::default() };
     let r = Engine::with_stage(cfg, vec![Backend::Cuda(0), Backend::Cuda(0)], Box::new(gpus));
     assert!(matches!(r, Err(Error::InvalidInput(_))));
+}
+
+/// A circuit that notes the nice value of the thread its witness is made on.
+#[cfg(target_os = "linux")]
+struct NiceProbe(Synthetic, Arc<Mutex<Option<i32>>>);
+
+#[cfg(target_os = "linux")]
+impl crate::witness::WitnessSource for NiceProbe {
+    fn witness(self, room: crate::witness::Room) -> crate::Result<Witness> {
+        *self.1.lock().unwrap() = Some(this_thread_nice());
+        self.0.witness(room)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn this_thread_nice() -> i32 {
+    // SAFETY: reads this thread's own priority; no memory is involved.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+}
+
+/// Witnesses are made at nice +SYNTHESIS_NICE over the thread that made the
+/// engine (the kernel caps nice at 19), or at its priority with
+/// `synthesis_nice: 0`.
+#[cfg(target_os = "linux")]
+#[test]
+fn synthesis_threads_yield_to_the_backend() {
+    let (pce, params) = setup();
+    let own = this_thread_nice();
+    for (nice, want) in [(SYNTHESIS_NICE, (own + SYNTHESIS_NICE).min(19)), (0, own)] {
+        let gpus = Arc::new(FakeGpus::default());
+        let cfg = EngineConfig { synthesis_threads: 1, synthesis_nice: nice, budget: BudgetSpec::Bytes(1 << 30), ..Default::default() };
+        let e = Engine::with_stage(cfg, vec![Backend::Cuda(0)], Box::new(gpus.clone())).unwrap();
+        *gpus.budget.lock().unwrap() = Some(e.budget().clone());
+        let seen = Arc::new(Mutex::new(None));
+        let circuit = Synthetic::new(Family::MimcChain, 1000, 5);
+        e.prove(ProofRequest {
+            pce: &pce,
+            params: &params,
+            public_inputs: Some(circuit.public_inputs()),
+            circuit: NiceProbe(circuit, seen.clone()),
+            opts: ProveOptions::default(),
+            priority: 0,
+            cancel: CancelToken::new(),
+            observer: None,
+        })
+        .unwrap();
+        assert_eq!(*seen.lock().unwrap(), Some(want), "synthesis_nice {nice}");
+    }
 }

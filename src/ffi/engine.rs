@@ -7,11 +7,18 @@ use super::boundary::{arg_out, arg_ref};
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::engine::{Backend, BudgetSpec, CancelToken, Engine, EngineConfig};
+use crate::engine::{Backend, BudgetSpec, CancelToken, Engine, EngineConfig, SYNTHESIS_NICE};
 
 /// Prove on the CPU only, even where GPUs are present. A flag of
 /// `cuzk_engine_config`.
 pub const CUZK_ENGINE_CPU_ONLY: u32 = 1;
+
+/// Leave the synthesis threads at the priority of the thread that creates
+/// the engine. Without it they run at nice +10 (relative to it), so the
+/// backend's short host steps never wait behind them; set it where other
+/// processes at the default priority would starve them. A flag of
+/// `cuzk_engine_config`.
+pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 
 /// Host bytes left free when the budget is derived from `MemAvailable`
 /// and `cuzk_engine_config::budget_margin` is 0.
@@ -117,7 +124,7 @@ impl cuzk_engine_config {
         if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
         }
-        if self.flags & !CUZK_ENGINE_CPU_ONLY != 0 {
+        if self.flags & !(CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY) != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown engine flags {:#x}", self.flags)));
         }
         let ids = super::boundary::arg_slice(self.devices, self.num_devices, "config.devices")?;
@@ -139,6 +146,7 @@ impl cuzk_engine_config {
         };
         Ok(EngineConfig {
             synthesis_threads: self.synthesis_threads as usize,
+            synthesis_nice: if self.flags & CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY != 0 { 0 } else { SYNTHESIS_NICE },
             devices,
             workers_per_device: self.workers_per_device.max(1) as usize,
             budget,

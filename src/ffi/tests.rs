@@ -265,6 +265,9 @@ fn engines_budgets_and_cancels() {
         let mut bad = engine_config(1 << 30);
         bad.reserved[0] = 1;
         assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_INVALID_ARGUMENT);
+        let mut bad = engine_config(1 << 30);
+        bad.flags |= 1 << 7;
+        assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_INVALID_ARGUMENT, "unknown flag");
         let ids = [5u32];
         let mut bad = engine_config(1 << 30);
         (bad.devices, bad.num_devices) = (ids.as_ptr(), 1);
@@ -275,7 +278,9 @@ fn engines_budgets_and_cancels() {
 
         // A budget of exactly one footprint: one proof at a time.
         let mut probe: *mut cuzk_engine = null_mut();
-        assert_eq!(cuzk_engine_new(&engine_config(1 << 30), &mut probe, &mut *e), CUZK_OK, "{}", message(&e));
+        let mut cfg = engine_config(1 << 30);
+        cfg.flags |= CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY;
+        assert_eq!(cuzk_engine_new(&cfg, &mut probe, &mut *e), CUZK_OK, "{}", message(&e));
         let mut fp = 0u64;
         assert_eq!(cuzk_engine_footprint(probe, a, &mut fp, &mut *e), CUZK_OK);
         let mut peak = 0u64;

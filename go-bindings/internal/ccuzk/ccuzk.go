@@ -124,17 +124,18 @@ type PceInfo struct {
 
 // Constants of the header.
 const (
-	StatusOK             = Status(C.CUZK_OK)
-	ProofBytes           = int(C.CUZK_PROOF_BYTES)
-	CircuitSynthetic     = uint32(C.CUZK_CIRCUIT_SYNTHETIC)
-	CircuitPorep         = uint32(C.CUZK_CIRCUIT_POREP)
-	BackendAuto          = uint32(C.CUZK_BACKEND_AUTO)
-	BackendCPU           = uint32(C.CUZK_BACKEND_CPU)
-	BackendCUDA          = uint32(C.CUZK_BACKEND_CUDA)
-	PceLoadSkipChecksums = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
-	EngineCPUOnly        = uint32(C.CUZK_ENGINE_CPU_ONLY)
-	ParamsLoadChecked    = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
-	Version              = C.CUZK_VERSION
+	StatusOK                    = Status(C.CUZK_OK)
+	ProofBytes                  = int(C.CUZK_PROOF_BYTES)
+	CircuitSynthetic            = uint32(C.CUZK_CIRCUIT_SYNTHETIC)
+	CircuitPorep                = uint32(C.CUZK_CIRCUIT_POREP)
+	BackendAuto                 = uint32(C.CUZK_BACKEND_AUTO)
+	BackendCPU                  = uint32(C.CUZK_BACKEND_CPU)
+	BackendCUDA                 = uint32(C.CUZK_BACKEND_CUDA)
+	PceLoadSkipChecksums        = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
+	EngineCPUOnly               = uint32(C.CUZK_ENGINE_CPU_ONLY)
+	EngineSynthesisFullPriority = uint32(C.CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY)
+	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
+	Version                     = C.CUZK_VERSION
 )
 
 func detail(e *C.struct_cuzk_error) string { return C.GoString(&e.message[0]) }

@@ -36,6 +36,9 @@ pub struct Opts {
     /// Witness threads, and as many SpMV threads (0: one per core each).
     #[arg(long, default_value_t = 0)]
     pub synthesis_threads: usize,
+    /// Leave the synthesis threads at this thread's priority (default: nice +10).
+    #[arg(long)]
+    pub synthesis_full_priority: bool,
     /// Run bellperson's prover the same way first.
     #[arg(long)]
     pub compare_old: bool,
@@ -344,6 +347,7 @@ fn new_phase(
     };
     let engine = Engine::new(EngineConfig {
         synthesis_threads: o.synthesis_threads,
+        synthesis_nice: if o.synthesis_full_priority { 0 } else { cuzk::engine::SYNTHESIS_NICE },
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
