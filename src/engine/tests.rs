@@ -301,14 +301,16 @@ fn a_device_listed_twice_is_refused() {
     assert!(matches!(r, Err(Error::InvalidInput(_))));
 }
 
-/// A circuit that notes the nice value of the thread its witness is made on.
+/// A circuit that notes the name and nice value of the thread its witness
+/// is made on.
 #[cfg(target_os = "linux")]
-struct NiceProbe(Synthetic, Arc<Mutex<Option<i32>>>);
+struct NiceProbe(Synthetic, Arc<Mutex<Option<(String, i32)>>>);
 
 #[cfg(target_os = "linux")]
 impl crate::witness::WitnessSource for NiceProbe {
     fn witness(self, room: crate::witness::Room) -> crate::Result<Witness> {
-        *self.1.lock().unwrap() = Some(this_thread_nice());
+        let name = std::thread::current().name().unwrap_or_default().to_string();
+        *self.1.lock().unwrap() = Some((name, this_thread_nice()));
         self.0.witness(room)
     }
 }
@@ -319,9 +321,9 @@ fn this_thread_nice() -> i32 {
     unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
 }
 
-/// Witnesses are made at nice +SYNTHESIS_NICE over the thread that made the
-/// engine (the kernel caps nice at 19), or at its priority with
-/// `synthesis_nice: 0`.
+/// Witnesses are made on the witness pool (not the SpMV one), at nice
+/// +SYNTHESIS_NICE over the thread that made the engine (the kernel caps
+/// nice at 19), or at its priority with `synthesis_nice: 0`.
 #[cfg(target_os = "linux")]
 #[test]
 fn synthesis_threads_yield_to_the_backend() {
@@ -345,6 +347,6 @@ fn synthesis_threads_yield_to_the_backend() {
             observer: None,
         })
         .unwrap();
-        assert_eq!(*seen.lock().unwrap(), Some(want), "synthesis_nice {nice}");
+        assert_eq!(*seen.lock().unwrap(), Some(("cuzk-witness-0".to_string(), want)), "synthesis_nice {nice}");
     }
 }
