@@ -340,10 +340,10 @@ struct cuzk_circuit {
 /**
  * How an engine proves. Read during `cuzk_engine_new` only.
  *
- * A zero-initialised config is valid and is the default: one synthesis
- * thread per core, every CUDA device (the CPU when there is none), one
- * backend worker per device, a budget of `MemAvailable` (at creation) minus
- * `CUZK_DEFAULT_BUDGET_MARGIN`.
+ * A zero-initialised config is valid and is the default: a witness and an
+ * SpMV thread per core (at nice +10), every CUDA device (the CPU when there
+ * is none), one backend worker per device, a budget of `MemAvailable` (at
+ * creation) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
  */
 struct cuzk_engine_config {
   /**

@@ -225,8 +225,9 @@ func (p *Params) Close() error {
 }
 
 // EngineConfig says how an Engine proves. The zero value is the default:
-// one synthesis thread per core, every CUDA device (the CPU when there is
-// none), one backend worker per device, a budget of MemAvailable minus 4 GiB.
+// a witness and an SpMV thread per core (at nice +10), every CUDA device (the
+// CPU when there is none), one backend worker per device, a budget of
+// MemAvailable minus 4 GiB.
 type EngineConfig struct {
 	// SynthesisThreads for witness generation, and as many again for SpMV
 	// (two pools, so that no SpMV waits behind a witness; 0: one per core each).

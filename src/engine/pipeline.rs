@@ -45,8 +45,9 @@ pub struct EngineConfig {
     /// Threads for witness generation, and as many again for SpMV (0: one
     /// per core each).
     pub synthesis_threads: usize,
-    /// The synthesis threads' nice value ([`SYNTHESIS_NICE`] by default;
-    /// 0 leaves them at the creating thread's priority).
+    /// Added to the nice value of the thread that creates the engine, for
+    /// the synthesis threads ([`SYNTHESIS_NICE`] by default; 0: the same
+    /// priority).
     pub synthesis_nice: i32,
     /// GPUs to use (`None`: all; none present or an empty list: the CPU).
     pub devices: Option<Vec<u32>>,
@@ -76,6 +77,7 @@ pub const SYNTHESIS_NICE: i32 = 10;
 
 /// Adds `nice` to the calling thread's nice value (on Linux a nice value is
 /// per thread; raising it needs no privilege, lowering it would).
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
 fn renice_this_thread(nice: i32) {
     #[cfg(target_os = "linux")]
     if nice > 0 {

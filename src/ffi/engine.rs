@@ -26,10 +26,10 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 
 /// How an engine proves. Read during `cuzk_engine_new` only.
 ///
-/// A zero-initialised config is valid and is the default: one synthesis
-/// thread per core, every CUDA device (the CPU when there is none), one
-/// backend worker per device, a budget of `MemAvailable` (at creation) minus
-/// `CUZK_DEFAULT_BUDGET_MARGIN`.
+/// A zero-initialised config is valid and is the default: a witness and an
+/// SpMV thread per core (at nice +10), every CUDA device (the CPU when there
+/// is none), one backend worker per device, a budget of `MemAvailable` (at
+/// creation) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cuzk_engine_config {
