@@ -20,4 +20,5 @@ pub use error::{Error, Result};
 
 /// The scalar field of BLS12-381, as bellperson and blstrs use it.
 pub use blstrs::Scalar;
-#[cfg(feature = "cuda")] pub mod gpu;
+#[cfg(feature = "cuda")]
+pub mod gpu;

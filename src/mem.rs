@@ -33,8 +33,7 @@ pub enum Owner {
 }
 
 impl Owner {
-    pub const ALL: [Owner; 6] =
-        [Owner::Pce, Owner::PceMapped, Owner::Srs, Owner::Witness, Owner::Abc, Owner::Gpu];
+    pub const ALL: [Owner; 6] = [Owner::Pce, Owner::PceMapped, Owner::Srs, Owner::Witness, Owner::Abc, Owner::Gpu];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,14 +51,8 @@ impl Owner {
     }
 }
 
-static COUNTERS: [AtomicU64; 6] = [
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-];
+static COUNTERS: [AtomicU64; 6] =
+    [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// A byte count: `u64`, `usize` or `u32`, so callers need no casts.
 pub trait ByteCount {
@@ -237,10 +230,7 @@ pub fn peak_reset_supported() -> bool {
 /// turns false.
 pub fn reset_peak() -> Result<()> {
     use std::io::Write;
-    let r = std::fs::OpenOptions::new()
-        .write(true)
-        .open(CLEAR_REFS)
-        .and_then(|mut f| f.write_all(b"5"));
+    let r = std::fs::OpenOptions::new().write(true).open(CLEAR_REFS).and_then(|mut f| f.write_all(b"5"));
     match r {
         Ok(()) => {
             PEAK_RESET.store(1, Ordering::Relaxed);

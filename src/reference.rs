@@ -118,18 +118,9 @@ impl ConstraintSystem<Scalar> for ReferenceCs {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let (a, b, c) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (a, b, c) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
         let av = eval(&a, &self.witness, None, Some(&mut self.a_aux_density));
-        let bv = eval(
-            &b,
-            &self.witness,
-            Some(&mut self.b_input_density),
-            Some(&mut self.b_aux_density),
-        );
+        let bv = eval(&b, &self.witness, Some(&mut self.b_input_density), Some(&mut self.b_aux_density));
         let cv = eval(&c, &self.witness, None, None);
         self.abc.a.push(av);
         self.abc.b.push(bv);
@@ -156,9 +147,7 @@ impl ConstraintSystem<Scalar> for ReferenceCs {
     /// bellperson's `ProvingAssignment::extend`: the child's ONE coalesces
     /// into the parent's input 0.
     fn extend(&mut self, other: &Self) {
-        if let (Some(first), Some(&child_one)) =
-            (self.b_input_density.first_mut(), other.b_input_density.first())
-        {
+        if let (Some(first), Some(&child_one)) = (self.b_input_density.first_mut(), other.b_input_density.first()) {
             *first |= child_one;
         }
         self.a_aux_density.extend(&other.a_aux_density);

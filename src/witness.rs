@@ -67,9 +67,8 @@ impl Room {
 /// Runs witness generation; a circuit that panics (e.g. on a malformed
 /// vanilla proof) is a synthesis error, not a crash.
 pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p))))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|p| Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p)))))
 }
 
 /// A circuit whose witness the engine can make. Any bellperson circuit can,

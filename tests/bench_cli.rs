@@ -16,7 +16,12 @@ fn bench(args: &[&str]) -> Value {
         .arg(&json)
         .output()
         .expect("cuzk-bench runs");
-    assert!(out.status.success(), "{args:?}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
 }
 
@@ -33,8 +38,28 @@ fn positive(v: &Value, key: &str) -> f64 {
 #[test]
 fn pce_bench_json() {
     let pce = tmp("a.pce");
-    let v = bench(&["pce-bench", "--circuit", "sha256-chain", "--size", "2^12", "--no-membw", "--save-pce", pce.to_str().unwrap()]);
-    for k in ["constraints", "nnz", "pce_bytes", "bytes_per_nnz", "extract_s", "old_synth_s", "pce_synth_s", "witness_s", "spmv_s", "speedup"] {
+    let v = bench(&[
+        "pce-bench",
+        "--circuit",
+        "sha256-chain",
+        "--size",
+        "2^12",
+        "--no-membw",
+        "--save-pce",
+        pce.to_str().unwrap(),
+    ]);
+    for k in [
+        "constraints",
+        "nnz",
+        "pce_bytes",
+        "bytes_per_nnz",
+        "extract_s",
+        "old_synth_s",
+        "pce_synth_s",
+        "witness_s",
+        "spmv_s",
+        "speedup",
+    ] {
         positive(&v, k);
     }
     assert_eq!(v["circuit"], "sha256-chain");
@@ -42,14 +67,32 @@ fn pce_bench_json() {
     assert_eq!(v["mismatches"], 0);
     assert!(positive(&v, "bytes_per_nnz") < 9.0);
     // The saved file is used as is; a corrupt one is refused with a non-zero exit.
-    let again = bench(&["pce-bench", "--circuit", "sha256-chain", "--size", "2^12", "--no-membw", "--load-pce", pce.to_str().unwrap()]);
+    let again = bench(&[
+        "pce-bench",
+        "--circuit",
+        "sha256-chain",
+        "--size",
+        "2^12",
+        "--no-membw",
+        "--load-pce",
+        pce.to_str().unwrap(),
+    ]);
     assert_eq!(again["validated"], true);
     let mut bytes = std::fs::read(&pce).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x40;
     std::fs::write(&pce, bytes).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cuzk-bench"))
-        .args(["pce-bench", "--circuit", "sha256-chain", "--size", "2^12", "--no-membw", "--load-pce", pce.to_str().unwrap()])
+        .args([
+            "pce-bench",
+            "--circuit",
+            "sha256-chain",
+            "--size",
+            "2^12",
+            "--no-membw",
+            "--load-pce",
+            pce.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -60,7 +103,8 @@ fn pce_bench_json() {
 #[test]
 fn synth_only_json() {
     let v = bench(&["synth-only", "--circuit", "mimc-chain", "--size", "2^12", "-i", "2"]);
-    for k in ["constraints", "nnz", "witness_min_s", "witness_median_s", "spmv_min_s", "spmv_median_s", "spmv_gb_per_s"] {
+    for k in ["constraints", "nnz", "witness_min_s", "witness_median_s", "spmv_min_s", "spmv_median_s", "spmv_gb_per_s"]
+    {
         positive(&v, k);
     }
     assert_eq!(v["iterations"], 2);
@@ -84,8 +128,20 @@ fn pipeline_json_and_extract() {
     let params = tmp("p.params");
     let plot = tmp("plot.svg");
     let v = bench(&[
-        "pce-pipeline", "--circuit", "mimc-chain", "--size", "2^10", "-n", "3", "-j", "2", "--compare-old",
-        "--params", params.to_str().unwrap(), "--plot", plot.to_str().unwrap(),
+        "pce-pipeline",
+        "--circuit",
+        "mimc-chain",
+        "--size",
+        "2^10",
+        "-n",
+        "3",
+        "-j",
+        "2",
+        "--compare-old",
+        "--params",
+        params.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
     ]);
     assert_eq!(v["proofs"], 3);
     assert_eq!(v["parallel"], 2);

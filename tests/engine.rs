@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use cuzk::circuits::{Family, Synthetic};
-use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
+use cuzk::engine::{
+    footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions,
+};
 use cuzk::pce::extract;
 use cuzk::Error;
 use rand::SeedableRng;
@@ -150,7 +152,9 @@ fn random_cancels_never_deadlock() {
     let mut rng = ChaCha20Rng::seed_from_u64(3);
     use rand::Rng;
     let plans: Vec<(u64, u64, u64, bool, u8)> = (0..200)
-        .map(|_| (rng.gen_range(1..=40), rng.gen_range(0..=30), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3)))
+        .map(|_| {
+            (rng.gen_range(1..=40), rng.gen_range(0..=30), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3))
+        })
         .collect();
     std::thread::scope(|s| {
         for (now, later, hold_ms, cancel_it, prio) in plans {

@@ -79,7 +79,7 @@ fn mem_stats_match_reality() {
     let s_reserved = mem::stats();
     assert!((s_reserved.rss_bytes as i64 - s0.rss_bytes as i64) < TOL, "{s_reserved:?}");
     buf.resize(N as usize, 1); // touches every page
-    // Keep the optimizer from eliding the buffer (it is otherwise write-only).
+                               // Keep the optimizer from eliding the buffer (it is otherwise write-only).
     let buf = std::hint::black_box(buf);
     let s1 = mem::stats();
     let d = |a: u64, b: u64| a as i64 - b as i64;
@@ -166,12 +166,35 @@ fn engine_proofs_give_memory_back() {
     let pce = extract(circuit(0).blank()).unwrap();
     let params = dummy_params(&pce, 3);
     let fp = footprint(&pce, Backend::Cpu);
-    let e = Engine::new(EngineConfig { synthesis_threads: 2, devices: Some(vec![]), workers_per_device: 2, budget: BudgetSpec::Bytes(2 * fp), ..Default::default() }).unwrap();
+    let e = Engine::new(EngineConfig {
+        synthesis_threads: 2,
+        devices: Some(vec![]),
+        workers_per_device: 2,
+        budget: BudgetSpec::Bytes(2 * fp),
+        ..Default::default()
+    })
+    .unwrap();
     let prove = |seed| {
         let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: None };
-        e.prove(ProofRequest { pce: &pce, params: &params, circuit: circuit(seed), public_inputs: None, opts, priority: 0, cancel: CancelToken::new(), observer: None }).unwrap();
+        e.prove(ProofRequest {
+            pce: &pce,
+            params: &params,
+            circuit: circuit(seed),
+            public_inputs: None,
+            opts,
+            priority: 0,
+            cancel: CancelToken::new(),
+            observer: None,
+        })
+        .unwrap();
     };
-    let round = |r: u64| std::thread::scope(|s| (0..2).for_each(|i| { s.spawn(move || prove(10 * r + i)); }));
+    let round = |r: u64| {
+        std::thread::scope(|s| {
+            (0..2).for_each(|i| {
+                s.spawn(move || prove(10 * r + i));
+            })
+        })
+    };
     round(0);
     let before = mem::stats().rss_bytes;
     let mut rss = Vec::new();
@@ -179,6 +202,13 @@ fn engine_proofs_give_memory_back() {
         round(r);
         rss.push(mem::stats().rss_bytes as i64 - before as i64);
     }
-    eprintln!("footprint {} MiB; RSS after each round vs after the first, MiB: {:?}", fp >> 20, rss.iter().map(|b| b >> 20).collect::<Vec<_>>());
-    assert!(rss.iter().all(|&d| d < fp as i64 / 2), "RSS kept growing after the proofs ended: {rss:?} bytes (footprint {fp})");
+    eprintln!(
+        "footprint {} MiB; RSS after each round vs after the first, MiB: {:?}",
+        fp >> 20,
+        rss.iter().map(|b| b >> 20).collect::<Vec<_>>()
+    );
+    assert!(
+        rss.iter().all(|&d| d < fp as i64 / 2),
+        "RSS kept growing after the proofs ended: {rss:?} bytes (footprint {fp})"
+    );
 }

@@ -215,10 +215,13 @@ fn structural_corruption_behind_valid_checksums_is_refused() {
         ("monotone", Box::new(move |b| put_u32(b, a_rp + 4, 1 << 20))),
         ("start at", Box::new(move |b| put_u32(b, a_rp, 1))),
         ("canonical", Box::new(move |b| b[dict..dict + 32].fill(0xff))),
-        ("density", Box::new(move |b| {
-            let (off, _) = section(b, 9);
-            b[off] ^= 1; // b_aux bit 0 flipped (popcount checked too)
-        })),
+        (
+            "density",
+            Box::new(move |b| {
+                let (off, _) = section(b, 9);
+                b[off] ^= 1; // b_aux bit 0 flipped (popcount checked too)
+            }),
+        ),
         ("non-zero padding", Box::new(|b| b[HEADER_LEN - 40] = 1)),
     ];
     for (want, corrupt) in cases {
@@ -321,7 +324,8 @@ fn concurrent_loads_share_one_instance() {
     let got: Vec<Arc<Pce>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..16)
             .map(|_| {
-                let (barrier, extractions, path, blank) = (barrier.clone(), extractions.clone(), path.clone(), c.blank());
+                let (barrier, extractions, path, blank) =
+                    (barrier.clone(), extractions.clone(), path.clone(), c.blank());
                 s.spawn(move || {
                     barrier.wait();
                     registry::load_or_extract(id, &path, true, || {

@@ -27,8 +27,7 @@ use cuzk::Error;
 fn c1_bytes() -> &'static [u8] {
     static C1: OnceLock<Vec<u8>> = OnceLock::new();
     C1.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("cuzk-porep-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-porep-{}", std::process::id()));
         let t = Instant::now();
         let bytes = porep::make_c1(PorepSize::KiB2, &dir, 7).expect("make 2 KiB C1");
         eprintln!("made 2 KiB C1 ({} bytes) in {:.2?}", bytes.len(), t.elapsed());
@@ -64,10 +63,7 @@ fn pce_2k() -> &'static Pce {
 fn expect_invalid(r: cuzk::Result<PorepC1>, needle: &str) -> String {
     match r {
         Err(Error::InvalidInput(m)) => {
-            assert!(
-                m.to_lowercase().contains(&needle.to_lowercase()),
-                "error {m:?} does not mention {needle:?}"
-            );
+            assert!(m.to_lowercase().contains(&needle.to_lowercase()), "error {m:?} does not mention {needle:?}");
             m
         }
         Err(e) => panic!("expected InvalidInput mentioning {needle:?}, got {e:?}"),
@@ -103,10 +99,7 @@ fn sizes_ids_and_names() {
         assert_eq!(porep::params_file_name(size).unwrap(), want, "{size}");
     }
     let id2k = porep::param_cache_identifier(PorepSize::KiB2).unwrap();
-    assert_eq!(
-        porep::params_file_name(PorepSize::KiB2).unwrap(),
-        format!("v28-{id2k}.params")
-    );
+    assert_eq!(porep::params_file_name(PorepSize::KiB2).unwrap(), format!("v28-{id2k}.params"));
     assert_eq!(PorepSize::GiB32.partitions(), 10);
     assert_eq!(PorepSize::KiB2.partitions(), 1);
     assert!(PorepSize::from_name("4k").is_err());
@@ -162,9 +155,8 @@ fn cpu_proof_is_byte_identical_to_bellperson() {
     let pce = pce_2k();
     let params = cuzk::groth16::dummy_params(pce, 42);
     let n = c1.num_partitions();
-    let rs: Vec<(Scalar, Scalar)> = (0..n)
-        .map(|k| (Scalar::from(1000 + k as u64), Scalar::from(2000 + k as u64)))
-        .collect();
+    let rs: Vec<(Scalar, Scalar)> =
+        (0..n).map(|k| (Scalar::from(1000 + k as u64), Scalar::from(2000 + k as u64))).collect();
 
     let t = Instant::now();
     let opts = ProveOptions { verify: false, randomness: Some(rs.clone()) };
@@ -231,10 +223,7 @@ fn bad_c1_inputs_get_clear_errors() {
         "unknown registered proof",
     );
     assert!(m.contains("StackedDrg4KiBV1_1"), "{m}");
-    expect_invalid(
-        PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1".into())),
-        "only V1_1",
-    );
+    expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1".into())), "only V1_1");
     expect_invalid(
         PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1_1_Feat_SyntheticPoRep".into())),
         "unsupported registered seal proof",
@@ -246,10 +235,7 @@ fn bad_c1_inputs_get_clear_errors() {
     assert!(m.contains("2KiB"), "{m}");
 
     // Registered proof and vanilla proofs disagree.
-    expect_invalid(
-        PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg8MiBV1_1".into())),
-        "tagged for 2KiB",
-    );
+    expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg8MiBV1_1".into())), "tagged for 2KiB");
     // Both claim 8 MiB but the proofs are 2 KiB proofs (same tree type): Merkle path lengths.
     expect_invalid(
         PorepC1::parse(&edit(|v| {
@@ -268,10 +254,22 @@ fn bad_c1_inputs_get_clear_errors() {
     );
 
     // Commitments and seed.
-    expect_invalid(PorepC1::parse(&edit(|v| v["comm_r"] = serde_json::to_value(vec![0u8; 32]).unwrap())), "comm_r is all zero");
-    expect_invalid(PorepC1::parse(&edit(|v| v["seed"] = serde_json::to_value(vec![0u8; 32]).unwrap())), "seed is all zero");
-    expect_invalid(PorepC1::parse(&edit(|v| v["comm_d"] = serde_json::to_value(vec![255u8; 32]).unwrap())), "canonical");
-    expect_invalid(PorepC1::parse(&edit(|v| v["comm_r"] = serde_json::to_value(vec![1u8; 31]).unwrap())), "not a SealCommitPhase1Output");
+    expect_invalid(
+        PorepC1::parse(&edit(|v| v["comm_r"] = serde_json::to_value(vec![0u8; 32]).unwrap())),
+        "comm_r is all zero",
+    );
+    expect_invalid(
+        PorepC1::parse(&edit(|v| v["seed"] = serde_json::to_value(vec![0u8; 32]).unwrap())),
+        "seed is all zero",
+    );
+    expect_invalid(
+        PorepC1::parse(&edit(|v| v["comm_d"] = serde_json::to_value(vec![255u8; 32]).unwrap())),
+        "canonical",
+    );
+    expect_invalid(
+        PorepC1::parse(&edit(|v| v["comm_r"] = serde_json::to_value(vec![1u8; 31]).unwrap())),
+        "not a SealCommitPhase1Output",
+    );
     // A valid-looking but wrong comm_r / seed: the vanilla proofs no longer verify.
     expect_invalid(
         PorepC1::parse(&edit(|v| {

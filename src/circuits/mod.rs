@@ -52,12 +52,8 @@ impl Synthetic {
     /// The largest instance whose rows fit in `constraints`, with a witness from `seed`.
     pub fn new(family: Family, constraints: usize, seed: u64) -> Synthetic {
         match family {
-            Family::Sha256Chain => {
-                Synthetic::Sha256(Sha256Chain::random(Sha256Chain::k_for(constraints), seed))
-            }
-            Family::MimcChain => {
-                Synthetic::Mimc(MimcChain::random(MimcChain::rounds_for(constraints), seed))
-            }
+            Family::Sha256Chain => Synthetic::Sha256(Sha256Chain::random(Sha256Chain::k_for(constraints), seed)),
+            Family::MimcChain => Synthetic::Mimc(MimcChain::random(MimcChain::rounds_for(constraints), seed)),
         }
     }
 

@@ -46,9 +46,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_core::proof::ProofScheme;
-use storage_proofs_porep::stacked::{
-    self, StackedCircuit, StackedCompound, StackedDrg,
-};
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::witness::{Room, Witness, WitnessSource};
 use crate::{Error, Result};
@@ -77,13 +75,8 @@ pub enum PorepSize {
 
 impl PorepSize {
     /// Every supported size, smallest first.
-    pub const ALL: [PorepSize; 5] = [
-        PorepSize::KiB2,
-        PorepSize::MiB8,
-        PorepSize::MiB512,
-        PorepSize::GiB32,
-        PorepSize::GiB64,
-    ];
+    pub const ALL: [PorepSize; 5] =
+        [PorepSize::KiB2, PorepSize::MiB8, PorepSize::MiB512, PorepSize::GiB32, PorepSize::GiB64];
 
     /// Sector size in bytes (padded).
     pub fn sector_bytes(self) -> u64 {
@@ -121,9 +114,7 @@ impl PorepSize {
             _ => None,
         };
         found.ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "unknown PoRep sector size {name:?}: expected one of 2k, 8m, 512m, 32g, 64g"
-            ))
+            Error::InvalidInput(format!("unknown PoRep sector size {name:?}: expected one of 2k, 8m, 512m, 32g, 64g"))
         })
     }
 
@@ -132,9 +123,7 @@ impl PorepSize {
         PorepSize::ALL
             .into_iter()
             .find(|s| s.sector_bytes() == bytes)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!("no V1_1 PoRep for a sector of {bytes} bytes"))
-            })
+            .ok_or_else(|| Error::InvalidInput(format!("no V1_1 PoRep for a sector of {bytes} bytes")))
     }
 
     /// The registered V1_1 seal proof of this size (what a C1 for it must name).
@@ -151,15 +140,12 @@ impl PorepSize {
     /// The size of a registered proof; only the V1_1 (interactive, non-synthetic) proofs are
     /// accepted, anything else is a clear error.
     pub fn from_registered_proof(rp: RegisteredSealProof) -> Result<Self> {
-        PorepSize::ALL
-            .into_iter()
-            .find(|s| s.registered_proof() == rp)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "unsupported registered seal proof {rp:?}: only the V1_1 proofs \
+        PorepSize::ALL.into_iter().find(|s| s.registered_proof() == rp).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "unsupported registered seal proof {rp:?}: only the V1_1 proofs \
                      (StackedDrg{{2KiB,8MiB,512MiB,32GiB,64GiB}}V1_1) are supported"
-                ))
-            })
+            ))
+        })
     }
 
     /// Number of partitions (= Groth16 proofs) of a seal of this size.
@@ -250,11 +236,8 @@ fn guarded<T>(what: &str, make: fn(String) -> Error, f: impl FnOnce() -> anyhow:
     }
 }
 
-
 fn vanilla_params<Tree: Shape>(size: PorepSize) -> Result<stacked::PublicParams<Tree>> {
-    guarded("building PoRep public parameters", Error::InvalidInput, || {
-        public_params::<Tree>(&size.porep_config())
-    })
+    guarded("building PoRep public parameters", Error::InvalidInput, || public_params::<Tree>(&size.porep_config()))
 }
 
 fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
@@ -379,10 +362,7 @@ impl<Tree: Shape> Partition<Tree> {
 }
 
 impl Circuit<Scalar> for PorepCircuit {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> std::result::Result<(), SynthesisError> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
         match self.0 {
             CircuitInner::Base(c) => c.synthesize(cs),
             CircuitInner::Sub8(c) => c.synthesize(cs),
@@ -498,20 +478,15 @@ impl PorepC1 {
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             return Err(Error::InvalidInput("C1 output is empty".into()));
         }
-        let head: Head =
-            serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
+        let head: Head = serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
         let name = match &head.registered_proof {
             serde_json::Value::String(s) => s.clone(),
             other => {
-                return Err(Error::InvalidInput(format!(
-                    "C1 output: registered_proof must be a string, found {other}"
-                )))
+                return Err(Error::InvalidInput(format!("C1 output: registered_proof must be a string, found {other}")))
             }
         };
-        let rp: RegisteredSealProof =
-            serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|_| {
-                Error::InvalidInput(format!("C1 output: unknown registered proof {name:?}"))
-            })?;
+        let rp: RegisteredSealProof = serde_json::from_value(serde_json::Value::String(name.clone()))
+            .map_err(|_| Error::InvalidInput(format!("C1 output: unknown registered proof {name:?}")))?;
         if let Some((_, why)) = KNOWN_PROOFS.iter().find(|(n, _)| *n == name) {
             return Err(Error::InvalidInput(format!(
                 "C1 output: registered proof {name} is {why}; only V1_1 seal proofs are supported"
@@ -527,8 +502,7 @@ impl PorepC1 {
             }
         }
 
-        let c1: SealCommitPhase1Output =
-            serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
+        let c1: SealCommitPhase1Output = serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
         if c1.registered_proof != rp {
             return Err(Error::InvalidInput("C1 output: registered_proof changed while parsing".into()));
         }
@@ -554,27 +528,19 @@ impl PorepC1 {
         }
         for (name, v) in [("comm_d", &c1.comm_d), ("comm_r", &c1.comm_r)] {
             if canonical(v).is_none() {
-                return Err(Error::InvalidInput(format!(
-                    "C1 output: {name} is not a canonical BLS12-381 scalar"
-                )));
+                return Err(Error::InvalidInput(format!("C1 output: {name} is not a canonical BLS12-381 scalar")));
             }
         }
         let replica_bytes: [u8; 32] = c1.replica_id.into();
         if canonical(&replica_bytes).is_none() {
-            return Err(Error::InvalidInput(
-                "C1 output: replica_id is not a canonical BLS12-381 scalar".into(),
-            ));
+            return Err(Error::InvalidInput("C1 output: replica_id is not a canonical BLS12-381 scalar".into()));
         }
 
         let pub_in = PubIn {
             replica_id: c1.replica_id,
             tau: Some(stacked::Tau {
-                comm_d: guarded("C1 comm_d", Error::InvalidInput, || {
-                    DefaultPieceDomain::try_from_bytes(&c1.comm_d)
-                })?,
-                comm_r: guarded("C1 comm_r", Error::InvalidInput, || {
-                    DefaultTreeDomain::try_from_bytes(&c1.comm_r)
-                })?,
+                comm_d: guarded("C1 comm_d", Error::InvalidInput, || DefaultPieceDomain::try_from_bytes(&c1.comm_d))?,
+                comm_r: guarded("C1 comm_r", Error::InvalidInput, || DefaultTreeDomain::try_from_bytes(&c1.comm_r))?,
             }),
             k: None,
             seed: Some(c1.seed),
@@ -664,9 +630,9 @@ fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
 /// Moves the vanilla proofs into their concrete type and validates their shape against the
 /// public parameters of `size`, then verifies them (vanilla verification, as C1 itself does).
 fn typed<Tree: Shape>(size: PorepSize, pub_in: &PubIn, raw: Box<dyn Any>) -> Result<Sealed> {
-    let vanilla: Vec<Vec<VanillaProof<Tree>>> = *raw.downcast().map_err(|_| {
-        Error::InvalidInput(format!("C1 output: vanilla proofs do not have the {size} tree shape"))
-    })?;
+    let vanilla: Vec<Vec<VanillaProof<Tree>>> = *raw
+        .downcast()
+        .map_err(|_| Error::InvalidInput(format!("C1 output: vanilla proofs do not have the {size} tree shape")))?;
     let vp = vanilla_params::<Tree>(size)?;
     let nodes = (size.sector_bytes() / 32) as usize;
     let partitions = size.partitions();
@@ -674,17 +640,11 @@ fn typed<Tree: Shape>(size: PorepSize, pub_in: &PubIn, raw: Box<dyn Any>) -> Res
     let bad = |m: String| Error::InvalidInput(format!("C1 output ({size}): {m}"));
 
     if vanilla.len() != partitions {
-        return Err(bad(format!(
-            "{} partitions of vanilla proofs, expected {partitions}",
-            vanilla.len()
-        )));
+        return Err(bad(format!("{} partitions of vanilla proofs, expected {partitions}", vanilla.len())));
     }
     for (k, part) in vanilla.iter().enumerate() {
         if part.len() != per_partition {
-            return Err(bad(format!(
-                "partition {k} has {} challenge proofs, expected {per_partition}",
-                part.len()
-            )));
+            return Err(bad(format!("partition {k} has {} challenge proofs, expected {per_partition}", part.len())));
         }
         for (i, p) in part.iter().enumerate() {
             let d_len = p.comm_d_proofs.expected_len(nodes);
@@ -715,11 +675,9 @@ fn typed<Tree: Shape>(size: PorepSize, pub_in: &PubIn, raw: Box<dyn Any>) -> Res
         <StackedDrg<'_, Tree, G> as ProofScheme<'_>>::verify_all_partitions(&vp, pub_in, &vanilla)
     })?;
     if !ok {
-        return Err(bad(
-            "the vanilla proofs do not verify against comm_r, comm_d, replica_id and seed \
+        return Err(bad("the vanilla proofs do not verify against comm_r, comm_d, replica_id and seed \
              (corrupted C1, or one for another sector or sector size)"
-                .into(),
-        ));
+            .into()));
     }
     Ok(Tree::wrap_sealed(Typed { vp, vanilla }))
 }
@@ -728,9 +686,8 @@ impl<Tree: Shape> Typed<Tree> {
     /// What `StackedCompound::circuit` builds for partition `k`, with the same checks.
     fn circuit(&self, pub_in: &PubIn, k: usize) -> Result<PorepCircuit> {
         let challenges = &self.vanilla[k];
-        let first = challenges
-            .first()
-            .ok_or_else(|| Error::InvalidInput(format!("partition {k} has no vanilla proofs")))?;
+        let first =
+            challenges.first().ok_or_else(|| Error::InvalidInput(format!("partition {k} has no vanilla proofs")))?;
         let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
         if !challenges.iter().all(|p| p.comm_r_last() == comm_r_last && p.comm_c() == comm_c) {
             return Err(Error::InvalidInput(format!("partition {k}: inconsistent comm_r_last or comm_c")));
@@ -777,11 +734,7 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
 /// The file name filecoin-proofs gives `size`'s parameters in its parameter cache
 /// (`v28-<param cache identifier>.params`); the `.vk` file has the same stem.
 pub fn params_file_name(size: PorepSize) -> Result<String> {
-    Ok(format!(
-        "v{}-{}.params",
-        storage_proofs_core::parameter_cache::VERSION,
-        param_cache_identifier(size)?
-    ))
+    Ok(format!("v{}-{}.params", storage_proofs_core::parameter_cache::VERSION, param_cache_identifier(size)?))
 }
 
 /// Reads a Filecoin `.vk` file (bellperson `VerifyingKey::write` format).
@@ -790,8 +743,7 @@ pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey<Bls12>> {
     std::fs::File::open(path)
         .and_then(|mut f| f.read_to_end(&mut buf))
         .map_err(|e| Error::Io(format!("reading verifying key {}: {e}", path.display())))?;
-    VerifyingKey::read(&buf[..])
-        .map_err(|e| Error::Io(format!("parsing verifying key {}: {e}", path.display())))
+    VerifyingKey::read(&buf[..]).map_err(|e| Error::Io(format!("parsing verifying key {}: {e}", path.display())))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -846,10 +798,7 @@ pub fn prove_c1(
     let n = c1.num_partitions();
     if let Some(rs) = &opts.randomness {
         if rs.len() != n {
-            return Err(Error::InvalidInput(format!(
-                "{} (r, s) pairs given for {n} partitions",
-                rs.len()
-            )));
+            return Err(Error::InvalidInput(format!("{} (r, s) pairs given for {n} partitions", rs.len())));
         }
     }
     let pvk = opts.verify.then(|| bgroth16::prepare_verifying_key(&params.vk));
@@ -859,9 +808,7 @@ pub fn prove_c1(
         if let Some(pvk) = &pvk {
             verify_partition(pvk, c1, k, &proof)?;
         }
-        proof
-            .write(&mut out)
-            .map_err(|e| Error::Io(format!("encoding proof: {e}")))?;
+        proof.write(&mut out).map_err(|e| Error::Io(format!("encoding proof: {e}")))?;
     }
     debug_assert_eq!(out.len(), n * PARTITION_PROOF_LEN);
     Ok(out)
@@ -881,15 +828,12 @@ pub fn prove_partition<R: rand_core::RngCore>(
     check_witness_fits(pce, &witness, c1)?;
     let abc = crate::pce::evaluate(pce, &witness)?;
     let (r, s) = match &opts.randomness {
-        Some(rs) => *rs.get(k).ok_or_else(|| {
-            Error::InvalidInput(format!("no (r, s) given for partition {k}"))
-        })?,
+        Some(rs) => *rs.get(k).ok_or_else(|| Error::InvalidInput(format!("no (r, s) given for partition {k}")))?,
         None => (Scalar::random(&mut *rng), Scalar::random(&mut *rng)),
     };
     let (proof, _timings) = crate::groth16::prove(pce, &witness, abc, params, r, s)?;
     Ok(proof)
 }
-
 
 fn verify_partition(
     pvk: &bgroth16::PreparedVerifyingKey<Bls12>,
@@ -901,9 +845,9 @@ fn verify_partition(
     match bgroth16::verify_proof(pvk, proof, &inputs) {
         Ok(true) => Ok(()),
         Ok(false) => Err(Error::VerificationFailed),
-        Err(e) => Err(Error::InvalidInput(format!(
-            "verifying partition {k}: {e} (verifying key for another circuit?)"
-        ))),
+        Err(e) => {
+            Err(Error::InvalidInput(format!("verifying partition {k}: {e} (verifying key for another circuit?)")))
+        }
     }
 }
 

@@ -13,9 +13,7 @@ use blstrs::Scalar;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-const IV: [u32; 8] = [
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-];
+const IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 /// Rows of the first block (its state starts from constants), of each further
 /// block, and the input rows (ONE + 2 packed inputs).
 const FIRST_BLOCK: usize = 26_354;
@@ -65,8 +63,7 @@ impl Sha256Chain {
         for b in self.blocks.iter().flatten() {
             sha2::compress256(&mut state, &[GenericArray::clone_from_slice(b)]);
         }
-        let bits: Vec<bool> =
-            state.iter().flat_map(|w| (0..32).rev().map(move |i| (w >> i) & 1 == 1)).collect();
+        let bits: Vec<bool> = state.iter().flat_map(|w| (0..32).rev().map(move |i| (w >> i) & 1 == 1)).collect();
         multipack::compute_multipacking::<Scalar>(&bits)
     }
 }

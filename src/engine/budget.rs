@@ -101,16 +101,16 @@ impl State {
     /// leave `used`: the reservation being granted counts them from now on.
     fn reuse<const N: usize>(&mut self, lens: [usize; N]) -> [Vec<Scalar>; N] {
         lens.map(|len| match self.idle.iter().position(|b| b.buf.capacity() == len) {
-                Some(i) => {
-                    let idle = self.idle.swap_remove(i);
-                    self.used -= idle.bytes();
-                    self.idle_bytes -= idle.bytes();
-                    let mut buf = idle.buf;
-                    buf.clear();
-                    buf
-                }
-                None => Vec::new(),
-            })
+            Some(i) => {
+                let idle = self.idle.swap_remove(i);
+                self.used -= idle.bytes();
+                self.idle_bytes -= idle.bytes();
+                let mut buf = idle.buf;
+                buf.clear();
+                buf
+            }
+            None => Vec::new(),
+        })
     }
 
     /// Gives up idle buffers, oldest first, until `bytes` more fit in `total`;
@@ -166,7 +166,8 @@ impl MemoryBudget {
     /// A budget that lets at most `limit` requests (at least one) hold their
     /// peak stage at once.
     pub fn with_stage_limit(total: u64, limit: usize) -> Arc<MemoryBudget> {
-        let b = Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() });
+        let b =
+            Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() });
         let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
         all.retain(|w| w.strong_count() > 0);
         all.push(Arc::downgrade(&b));

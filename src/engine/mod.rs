@@ -7,7 +7,10 @@ mod pipeline;
 mod tests;
 
 pub use budget::{drop_idle_buffers, CancelToken, MemoryBudget, Priority, Reservation};
-pub use pipeline::{footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage, ABC_HOLDERS_PER_DEVICE, SYNTHESIS_NICE};
+pub use pipeline::{
+    footprint, BudgetSpec, DeviceStats, Engine, EngineConfig, ProofRequest, Stage, ABC_HOLDERS_PER_DEVICE,
+    SYNTHESIS_NICE,
+};
 
 use std::time::Instant;
 

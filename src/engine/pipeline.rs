@@ -24,7 +24,9 @@ use crate::{Error, Result};
 pub enum BudgetSpec {
     Bytes(u64),
     /// `MemAvailable` at start-up minus a safety margin.
-    Available { margin: u64 },
+    Available {
+        margin: u64,
+    },
 }
 
 impl BudgetSpec {
@@ -170,7 +172,9 @@ impl Lanes {
                 return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
             }
             // Most free workers first; ties go to the first listed.
-            if let Some(i) = usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free)) {
+            if let Some(i) =
+                usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free))
+            {
                 let lane = &mut st[i];
                 lane.free -= 1;
                 if lane.free + 1 == self.workers {
@@ -399,7 +403,11 @@ impl Engine {
 
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
-    pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<dyn BackendStage>) -> Result<Engine> {
+    pub(crate) fn with_stage(
+        cfg: EngineConfig,
+        backends: Vec<Backend>,
+        stage: Box<dyn BackendStage>,
+    ) -> Result<Engine> {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
@@ -538,7 +546,9 @@ impl Engine {
             drop(slot);
             t.backend = Some(device);
             match outcome {
-                Err(Error::Gpu(m)) if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
+                Err(Error::Gpu(m))
+                    if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 =>
+                {
                     // a, b, c died with the failed attempt; the loop makes them again.
                     log::warn!("{device:?} failed ({m}); retrying on another device");
                     failed = Some(device);

@@ -90,13 +90,23 @@ fn setup() -> (Pce, Parameters<Bls12>) {
 }
 
 fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
-    let cfg = EngineConfig { synthesis_threads: 2, workers_per_device: 1, budget: BudgetSpec::Bytes(budget), ..Default::default() };
+    let cfg = EngineConfig {
+        synthesis_threads: 2,
+        workers_per_device: 1,
+        budget: BudgetSpec::Bytes(budget),
+        ..Default::default()
+    };
     let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), Box::new(gpus.clone())).unwrap();
     *gpus.budget.lock().unwrap() = Some(e.budget().clone());
     e
 }
 
-fn request<'a>(pce: &'a Pce, params: &'a Parameters<Bls12>, seed: u64, backend: Backend) -> ProofRequest<'a, Synthetic> {
+fn request<'a>(
+    pce: &'a Pce,
+    params: &'a Parameters<Bls12>,
+    seed: u64,
+    backend: Backend,
+) -> ProofRequest<'a, Synthetic> {
     let circuit = Synthetic::new(Family::MimcChain, 1000, seed);
     ProofRequest {
         pce,
@@ -242,7 +252,8 @@ fn cancel_frees_a_request_waiting_to_hold_abc() {
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
         let holders = spawn_proofs(s, &e, &pce, &params, 40..42);
-        let third = s.spawn(|| e.prove(ProofRequest { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) }));
+        let third =
+            s.spawn(|| e.prove(ProofRequest { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) }));
         let t0 = std::time::Instant::now();
         while e.budget().held() != 3 * (fp - abc) + 2 * abc || e.budget().waiting() != 1 {
             assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
@@ -331,7 +342,12 @@ fn synthesis_threads_yield_to_the_backend() {
     let own = this_thread_nice();
     for (nice, want) in [(SYNTHESIS_NICE, (own + SYNTHESIS_NICE).min(19)), (0, own)] {
         let gpus = Arc::new(FakeGpus::default());
-        let cfg = EngineConfig { synthesis_threads: 1, synthesis_nice: nice, budget: BudgetSpec::Bytes(1 << 30), ..Default::default() };
+        let cfg = EngineConfig {
+            synthesis_threads: 1,
+            synthesis_nice: nice,
+            budget: BudgetSpec::Bytes(1 << 30),
+            ..Default::default()
+        };
         let e = Engine::with_stage(cfg, vec![Backend::Cuda(0)], Box::new(gpus.clone())).unwrap();
         *gpus.budget.lock().unwrap() = Some(e.budget().clone());
         let seen = Arc::new(Mutex::new(None));

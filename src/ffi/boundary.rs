@@ -28,9 +28,8 @@ macro_rules! ffi_boundary {
     }};
     ($err:expr, $body:block) => {{
         let err_out: *mut $crate::ffi::cuzk_error = $err;
-        let outcome = ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(
-            || -> $crate::ffi::FfiResult<()> { $body },
-        ));
+        let outcome =
+            ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| -> $crate::ffi::FfiResult<()> { $body }));
         $crate::ffi::boundary::finish(err_out, outcome)
     }};
 }
@@ -134,9 +133,7 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, name: &str) -> FfiResult<&'a 
     if p.is_null() {
         return Err(null(name));
     }
-    CStr::from_ptr(p)
-        .to_str()
-        .map_err(|e| Failure::new(CUZK_INVALID_ARGUMENT, format!("{name} is not UTF-8: {e}")))
+    CStr::from_ptr(p).to_str().map_err(|e| Failure::new(CUZK_INVALID_ARGUMENT, format!("{name} is not UTF-8: {e}")))
 }
 
 /// A caller's NUL-terminated path (any bytes but NUL; copied).

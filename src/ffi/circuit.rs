@@ -65,7 +65,10 @@ impl Circuit {
                     )
                 })?;
                 if c.size == 0 {
-                    return Err(Failure::new(CUZK_INVALID_ARGUMENT, "circuit.size is 0: give the target number of constraints"));
+                    return Err(Failure::new(
+                        CUZK_INVALID_ARGUMENT,
+                        "circuit.size is 0: give the target number of constraints",
+                    ));
                 }
                 if c.size > CUZK_MAX_SYNTHETIC_SIZE {
                     return Err(Failure::new(
@@ -82,10 +85,9 @@ impl Circuit {
                 }
                 Ok(Circuit::Porep { sector })
             }
-            k => Err(Failure::new(
-                CUZK_UNKNOWN_CIRCUIT,
-                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)"),
-            )),
+            k => {
+                Err(Failure::new(CUZK_UNKNOWN_CIRCUIT, format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)")))
+            }
         }
     }
 
@@ -119,7 +121,11 @@ impl Circuit {
 /// (e.g. 10 × 192 for 32GiB). `circuit` is read during the call only.
 /// Thread-safety: safe from any thread.
 #[no_mangle]
-pub unsafe extern "C" fn cuzk_proof_len(circuit: *const cuzk_circuit, out: *mut usize, err: *mut cuzk_error) -> cuzk_status {
+pub unsafe extern "C" fn cuzk_proof_len(
+    circuit: *const cuzk_circuit,
+    out: *mut usize,
+    err: *mut cuzk_error,
+) -> cuzk_status {
     ffi_boundary!(err, {
         let c = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
         let out = arg_out(out, "out")?;

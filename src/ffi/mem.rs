@@ -74,9 +74,7 @@ pub unsafe extern "C" fn cuzk_mem_stats(out: *mut cuzk_mem_stats, err: *mut cuzk
 /// Process-wide: affects every thread's view of the peak.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_status {
-    ffi_boundary!(err, {
-        mem::reset_peak().map_err(|e| Failure::new(CUZK_UNSUPPORTED, e.to_string()))
-    })
+    ffi_boundary!(err, { mem::reset_peak().map_err(|e| Failure::new(CUZK_UNSUPPORTED, e.to_string())) })
 }
 
 /// Frees the buffers engines keep from finished proofs for the next ones

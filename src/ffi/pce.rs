@@ -113,7 +113,11 @@ pub unsafe extern "C" fn cuzk_pce_load(
 /// `pce` is borrowed for the call; `out` is caller-owned and written only on
 /// success. Thread-safety: safe from many threads at once.
 #[no_mangle]
-pub unsafe extern "C" fn cuzk_pce_info(pce: *const cuzk_pce, out: *mut cuzk_pce_info, err: *mut cuzk_error) -> cuzk_status {
+pub unsafe extern "C" fn cuzk_pce_info(
+    pce: *const cuzk_pce,
+    out: *mut cuzk_pce_info,
+    err: *mut cuzk_error,
+) -> cuzk_status {
     ffi_boundary!(err, {
         let h = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;

@@ -135,13 +135,16 @@ impl<'a> Request<'a> {
         if r.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.reserved fields must be zero"));
         }
-        let priority = u8::try_from(r.priority)
-            .map_err(|_| Failure::new(CUZK_INVALID_ARGUMENT, format!("request.priority {} is above 255", r.priority)))?;
+        let priority = u8::try_from(r.priority).map_err(|_| {
+            Failure::new(CUZK_INVALID_ARGUMENT, format!("request.priority {} is above 255", r.priority))
+        })?;
         let backend = match r.backend {
             0 => Backend::Auto,
             1 => Backend::Cpu,
             2 => Backend::Cuda(r.device),
-            b => return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown backend {b} (0 auto, 1 cpu, 2 cuda)"))),
+            b => {
+                return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown backend {b} (0 auto, 1 cpu, 2 cuda)")))
+            }
         };
         if r.backend != 2 && r.device != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.device is set but the backend is not CUDA"));
@@ -172,14 +175,19 @@ pub fn prove(
 ) -> FfiResult<(Vec<u8>, cuzk_timings)> {
     let id = req.circuit.circuit_id()?;
     if id != pce.id {
-        return Err(Failure::new(CUZK_CIRCUIT_MISMATCH, format!("the request is for {id} but the PCE holds {}", pce.id)));
+        return Err(Failure::new(
+            CUZK_CIRCUIT_MISMATCH,
+            format!("the request is for {id} but the PCE holds {}", pce.id),
+        ));
     }
     if let Backend::Cuda(id) = req.backend {
         device_present(id)?;
     }
     let opts = ProveOptions { backend: req.backend, verify: req.verify, randomness: None };
     let (bytes, t) = match &req.circuit {
-        Circuit::Porep { sector } => porep::prove(engine, &pce.pce, params, sector, req.input, opts, req.priority, cancel)?,
+        Circuit::Porep { sector } => {
+            porep::prove(engine, &pce.pce, params, sector, req.input, opts, req.priority, cancel)?
+        }
         Circuit::Synthetic { .. } => {
             let circuit = req.circuit.synthetic(req.seed)?;
             let (proof, t) = engine.prove(ProofRequest {
@@ -202,7 +210,10 @@ pub fn prove(
 pub fn verify(params: &Parameters<Bls12>, req: &Request<'_>, proof: &[u8]) -> FfiResult<()> {
     let want = req.circuit.proof_len()?;
     if proof.len() != want {
-        return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("this circuit's proof has {want} bytes, not {}", proof.len())));
+        return Err(Failure::new(
+            CUZK_INVALID_ARGUMENT,
+            format!("this circuit's proof has {want} bytes, not {}", proof.len()),
+        ));
     }
     match &req.circuit {
         Circuit::Porep { sector } => porep::verify(params, sector, req.input, proof),

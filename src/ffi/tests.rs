@@ -59,7 +59,10 @@ fn statuses_are_unique_grouped_and_named() {
     assert_eq!(unknown.to_str().unwrap(), "unknown cuzk_status");
     // Every variant is in ALL_STATUSES: the header lists them all.
     let header = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/cuzk.h")).unwrap();
-    let in_header = header.lines().filter(|l| l.trim_start().starts_with("CUZK_") && l.contains(" = ") && l.trim_end().ends_with(',')).count();
+    let in_header = header
+        .lines()
+        .filter(|l| l.trim_start().starts_with("CUZK_") && l.contains(" = ") && l.trim_end().ends_with(','))
+        .count();
     assert!(in_header >= ALL_STATUSES.len(), "header lists {in_header} enum values");
 }
 
@@ -161,14 +164,25 @@ fn prove_verify_and_errors_end_to_end() {
         let mut len = 0usize;
         let mut t = cuzk_timings::default();
         // Size query and a short buffer: refused before any work, length told.
-        assert_eq!(cuzk_prove(null(), a, p, &req, null(), null_mut(), 0, &mut len, &mut t, &mut *e), CUZK_BUFFER_TOO_SMALL);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &req, null(), null_mut(), 0, &mut len, &mut t, &mut *e),
+            CUZK_BUFFER_TOO_SMALL
+        );
         assert_eq!(len, CUZK_PROOF_BYTES);
         len = 0;
-        assert_eq!(cuzk_prove(null(), a, p, &req, null(), proof.as_mut_ptr(), 191, &mut len, &mut t, &mut *e), CUZK_BUFFER_TOO_SMALL);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &req, null(), proof.as_mut_ptr(), 191, &mut len, &mut t, &mut *e),
+            CUZK_BUFFER_TOO_SMALL
+        );
         assert_eq!(len, CUZK_PROOF_BYTES);
         assert_eq!(proof, [0u8; CUZK_PROOF_BYTES]);
 
-        assert_eq!(cuzk_prove(null(), a, p, &req, null(), proof.as_mut_ptr(), proof.len(), &mut len, &mut t, &mut *e), CUZK_OK, "{}", message(&e));
+        assert_eq!(
+            cuzk_prove(null(), a, p, &req, null(), proof.as_mut_ptr(), proof.len(), &mut len, &mut t, &mut *e),
+            CUZK_OK,
+            "{}",
+            message(&e)
+        );
         assert_eq!(len, CUZK_PROOF_BYTES);
         assert!(t.total > 0.0 && t.verify > 0.0 && t.total >= t.witness + t.spmv);
         assert_eq!(t.backend, cuzk_backend::CUZK_BACKEND_CPU as u32);
@@ -184,24 +198,42 @@ fn prove_verify_and_errors_end_to_end() {
         // Request errors.
         let mut r = req;
         r.reserved[3] = 1;
-        assert_eq!(cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_INVALID_ARGUMENT);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_INVALID_ARGUMENT
+        );
         let mut r = req;
         r.backend = 9;
-        assert_eq!(cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_INVALID_ARGUMENT);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_INVALID_ARGUMENT
+        );
         let mut r = req;
         r.backend = cuzk_backend::CUZK_BACKEND_CUDA as u32;
         r.device = 99;
-        assert_eq!(cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_NO_SUCH_DEVICE);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_NO_SUCH_DEVICE
+        );
         let r = request(mimc(5000), 1);
-        assert_eq!(cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_CIRCUIT_MISMATCH);
-        assert_eq!(cuzk_prove(null(), a, null(), &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_NULL_ARGUMENT);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_CIRCUIT_MISMATCH
+        );
+        assert_eq!(
+            cuzk_prove(null(), a, null(), &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_NULL_ARGUMENT
+        );
 
         // Parameters of another circuit: refused, not a wrong proof.
         let other = mimc(300);
         let other_params = cpath(&dir.join("other.params"));
         let mut q: *mut cuzk_params = null_mut();
         assert_eq!(cuzk_params_generate(&other, other_params.as_ptr(), 1, &mut q, &mut *e), CUZK_OK);
-        assert_eq!(cuzk_prove(null(), a, q, &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_PARAMS_MISMATCH);
+        assert_eq!(
+            cuzk_prove(null(), a, q, &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_PARAMS_MISMATCH
+        );
 
         let mut m = cuzk_mem_stats::default();
         assert_eq!(cuzk_mem_stats(&mut m, &mut *e), CUZK_OK);
@@ -298,7 +330,10 @@ fn engines_budgets_and_cancels() {
         let req = request(c, 1);
         let mut proof = [0u8; 192];
         let mut len = 0usize;
-        assert_eq!(cuzk_prove(tiny, a, p, &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_OVER_BUDGET);
+        assert_eq!(
+            cuzk_prove(tiny, a, p, &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_OVER_BUDGET
+        );
         cuzk_engine_free(tiny);
 
         // Request B waits behind A for the budget, and is cancelled there.
@@ -315,8 +350,18 @@ fn engines_budgets_and_cancels() {
                 s.spawn(move || {
                     let (mut proof, mut len, mut err) = ([0u8; 192], 0usize, new_err());
                     let req = request(mimc(6000), seed);
-                    let st = cuzk_prove(engine as *const _, pce as *const _, params as *const _, &req, cancel as *const _,
-                        proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *err);
+                    let st = cuzk_prove(
+                        engine as *const _,
+                        pce as *const _,
+                        params as *const _,
+                        &req,
+                        cancel as *const _,
+                        proof.as_mut_ptr(),
+                        192,
+                        &mut len,
+                        null_mut(),
+                        &mut *err,
+                    );
                     (st, message(&err))
                 })
             };
@@ -343,7 +388,10 @@ fn engines_budgets_and_cancels() {
         let mut r = request(c, 1);
         r.backend = cuzk_backend::CUZK_BACKEND_AUTO as u32;
         r.priority = 256;
-        assert_eq!(cuzk_prove(eng, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e), CUZK_INVALID_ARGUMENT);
+        assert_eq!(
+            cuzk_prove(eng, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_INVALID_ARGUMENT
+        );
         assert_eq!(cuzk_cancel_trigger(null(), &mut *e), CUZK_NULL_ARGUMENT);
         cuzk_cancel_free(cancel);
         cuzk_cancel_free(null_mut());

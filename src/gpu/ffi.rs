@@ -98,11 +98,7 @@ extern "C" {
         out: *mut G2Projective,
     ) -> sppark::Error;
 
-    pub(crate) fn cuzk_ntt_constants(
-        lg_domain: u32,
-        omega: *mut Scalar,
-        coset_gen: *mut Scalar,
-    ) -> sppark::Error;
+    pub(crate) fn cuzk_ntt_constants(lg_domain: u32, omega: *mut Scalar, coset_gen: *mut Scalar) -> sppark::Error;
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_compute_h(
         device_id: i32,

@@ -45,18 +45,12 @@ fn check(err: sppark::Error) -> Result<()> {
     if err.code == 0 {
         Ok(())
     } else {
-        Err(GpuError {
-            code: err.code,
-            message: String::from(&err),
-        })
+        Err(GpuError { code: err.code, message: String::from(&err) })
     }
 }
 
 fn invalid(message: impl Into<String>) -> GpuError {
-    GpuError {
-        code: -1,
-        message: message.into(),
-    }
+    GpuError { code: -1, message: message.into() }
 }
 
 fn device_arg(device_id: usize) -> Result<i32> {
@@ -97,15 +91,8 @@ pub struct DeviceInfo {
 /// Describes one device, with its current free memory.
 pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
     let dev = device_arg(device_id)?;
-    let mut c = ffi::GpuInfoC {
-        cuda_id: 0,
-        sm_count: 0,
-        major: 0,
-        minor: 0,
-        total_bytes: 0,
-        free_bytes: 0,
-        name: [0; 256],
-    };
+    let mut c =
+        ffi::GpuInfoC { cuda_id: 0, sm_count: 0, major: 0, minor: 0, total_bytes: 0, free_bytes: 0, name: [0; 256] };
     check(unsafe { ffi::cuzk_gpu_info(dev, &mut c) })?;
     let len = c.name.iter().position(|&b| b == 0).unwrap_or(c.name.len());
     Ok(DeviceInfo {
@@ -150,11 +137,7 @@ macro_rules! resident {
                 let mut handle: *mut c_void = std::ptr::null_mut();
                 check(unsafe { ffi::$new(dev, bases.as_ptr(), bases.len(), &mut handle) })?;
                 let handle = NonNull::new(handle).ok_or_else(|| invalid("null bases handle"))?;
-                Ok(Self {
-                    handle,
-                    device_id,
-                    len: bases.len(),
-                })
+                Ok(Self { handle, device_id, len: bases.len() })
             }
 
             pub fn device_id(&self) -> usize {
@@ -181,23 +164,14 @@ macro_rules! resident {
             pub fn msm<'a>(&self, range: Range<usize>, scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
                 let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
-                    return Err(invalid(format!(
-                        "MSM range {range:?} outside {} resident bases",
-                        self.len
-                    )));
+                    return Err(invalid(format!("MSM range {range:?} outside {} resident bases", self.len)));
                 }
                 if scalars.len() != range.len() {
-                    return Err(invalid(format!(
-                        "{} scalars for {} bases",
-                        scalars.len(),
-                        range.len()
-                    )));
+                    return Err(invalid(format!("{} scalars for {} bases", scalars.len(), range.len())));
                 }
                 let (host, dev) = scalars.raw(self.device_id)?;
                 let mut out = <$proj as group::Group>::identity();
-                check(unsafe {
-                    ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out)
-                })?;
+                check(unsafe { ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out) })?;
                 Ok(out)
             }
         }
@@ -215,11 +189,7 @@ macro_rules! resident {
             let dev = device_arg(device_id)?;
             let scalars = scalars.into();
             if scalars.len() != bases.len() {
-                return Err(invalid(format!(
-                    "{} scalars for {} bases",
-                    scalars.len(),
-                    bases.len()
-                )));
+                return Err(invalid(format!("{} scalars for {} bases", scalars.len(), bases.len())));
             }
             let (host, d) = scalars.raw(device_id)?;
             let mut out = <$proj as group::Group>::identity();
@@ -383,10 +353,9 @@ impl Scalars<'_> {
         match self {
             Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
             Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
-            Scalars::Device(d) => Err(invalid(format!(
-                "scalars on device {} for an MSM on device {device_id}",
-                d.device_id
-            ))),
+            Scalars::Device(d) => {
+                Err(invalid(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
+            }
         }
     }
 }
@@ -439,12 +408,7 @@ pub fn compute_h_device(
     let domain = 1usize << lg_domain;
     let n = a.len();
     if b.len() != n || c.len() != n {
-        return Err(invalid(format!(
-            "a, b, c lengths differ: {}, {}, {}",
-            a.len(),
-            b.len(),
-            c.len()
-        )));
+        return Err(invalid(format!("a, b, c lengths differ: {}, {}, {}", a.len(), b.len(), c.len())));
     }
     if n > domain {
         return Err(invalid(format!("{n} evaluations for a domain of {domain}")));
@@ -472,13 +436,7 @@ pub fn compute_h_device(
 }
 
 /// [`compute_h_device`] with the coefficients brought back to the host.
-pub fn compute_h(
-    device_id: usize,
-    a: &[Scalar],
-    b: &[Scalar],
-    c: &[Scalar],
-    lg_domain: u32,
-) -> Result<Vec<Scalar>> {
+pub fn compute_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg_domain: u32) -> Result<Vec<Scalar>> {
     compute_h_device(device_id, a, b, c, lg_domain)?.0.to_host()
 }
 

@@ -75,19 +75,11 @@ fn g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
 }
 
 fn naive_g1(bases: &[G1Affine], s: &[Scalar]) -> G1Projective {
-    bases
-        .par_iter()
-        .zip(s.par_iter())
-        .map(|(p, s)| p.to_curve() * s)
-        .reduce(G1Projective::identity, |a, b| a + b)
+    bases.par_iter().zip(s.par_iter()).map(|(p, s)| p.to_curve() * s).reduce(G1Projective::identity, |a, b| a + b)
 }
 
 fn naive_g2(bases: &[G2Affine], s: &[Scalar]) -> G2Projective {
-    bases
-        .par_iter()
-        .zip(s.par_iter())
-        .map(|(p, s)| p.to_curve() * s)
-        .reduce(G2Projective::identity, |a, b| a + b)
+    bases.par_iter().zip(s.par_iter()).map(|(p, s)| p.to_curve() * s).reduce(G2Projective::identity, |a, b| a + b)
 }
 
 #[test]
@@ -146,11 +138,7 @@ fn msm_g1_matches_cpu() {
         assert_eq!(msm_g1_host(0, &bases, &s).unwrap(), want, "streamed G1 n={n}");
         // A sub-range of the resident bases.
         let (lo, hi) = (n / 3, n - n / 5);
-        assert_eq!(
-            r.msm(lo..hi, &s[lo..hi]).unwrap(),
-            naive_g1(&bases[lo..hi], &s[lo..hi]),
-            "sub-range G1 n={n}"
-        );
+        assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g1(&bases[lo..hi], &s[lo..hi]), "sub-range G1 n={n}");
         assert_eq!(r.msm(lo..lo, Scalars::Host(&[])).unwrap(), G1Projective::identity());
         // All-zero and all-one scalars.
         let zeros = vec![Scalar::ZERO; n];
@@ -173,11 +161,7 @@ fn msm_g2_matches_cpu() {
         assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G2 n={n}");
         assert_eq!(msm_g2_host(0, &bases, &s).unwrap(), want, "streamed G2 n={n}");
         let (lo, hi) = (n / 4, n);
-        assert_eq!(
-            r.msm(lo..hi, &s[lo..hi]).unwrap(),
-            naive_g2(&bases[lo..hi], &s[lo..hi]),
-            "sub-range G2 n={n}"
-        );
+        assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g2(&bases[lo..hi], &s[lo..hi]), "sub-range G2 n={n}");
     }
 }
 
@@ -348,11 +332,7 @@ fn compute_h_matches_bellperson() {
         }
         // A satisfiable (divisible) instance as well.
         let c2: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
-        assert_eq!(
-            compute_h(0, &a, &b, &c2, lg).unwrap(),
-            reference_h(&a, &b, &c2, lg),
-            "divisible lg={lg}"
-        );
+        assert_eq!(compute_h(0, &a, &b, &c2, lg).unwrap(), reference_h(&a, &b, &c2, lg), "divisible lg={lg}");
     }
 }
 
@@ -544,10 +524,7 @@ fn gpu_primitive_timings() {
         let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
         println!("| G1 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
         if lg == 20 {
-            let want = G1Projective::multi_exp(
-                &g1[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(),
-                &s[..n],
-            );
+            let want = G1Projective::multi_exp(&g1[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(), &s[..n]);
             assert_eq!(got, want, "G1 MSM 2^20 vs blstrs multi_exp");
             let (first, best, _) = time(1, || msm_g1_host(0, &g1[..n], &s[..n]).unwrap());
             println!("| G1 MSM streamed | 2^{lg} | - | {first:.3} | {best:.3} |");
@@ -564,10 +541,7 @@ fn gpu_primitive_timings() {
         let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
         println!("| G2 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
         if lg == 20 {
-            let want = G2Projective::multi_exp(
-                &g2[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(),
-                &s[..n],
-            );
+            let want = G2Projective::multi_exp(&g2[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(), &s[..n]);
             assert_eq!(got, want, "G2 MSM 2^20 vs blstrs multi_exp");
         }
     }
@@ -578,9 +552,15 @@ fn gpu_primitive_timings() {
         let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
         let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg).unwrap());
         println!("| compute_h_device (staged H2D + 3 iNTT + 3 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
-        println!("|   of which upload / NTT after upload (events, last call) | 2^{lg} | - | {:.3} | {:.3} |", ht.upload, ht.ntt);
+        println!(
+            "|   of which upload / NTT after upload (events, last call) | 2^{lg} | - | {:.3} | {:.3} |",
+            ht.upload, ht.ntt
+        );
         let (first, best, d) = time(reps, || DeviceScalars::upload(0, a).unwrap());
-        println!("| DeviceScalars::upload ({:.1} GB/s best) | 2^{lg} | - | {first:.3} | {best:.3} |", (32 * n) as f64 / best / 1e9);
+        println!(
+            "| DeviceScalars::upload ({:.1} GB/s best) | 2^{lg} | - | {first:.3} | {best:.3} |",
+            (32 * n) as f64 / best / 1e9
+        );
         let words: Vec<u64> = (0..n / 64).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
         let (first, best, _) = time(reps, || d.select(&words).unwrap());
         println!("| DeviceScalars::select (half the bits) | 2^{lg} | - | {first:.3} | {best:.3} |");

@@ -27,18 +27,13 @@ pub fn proof_parts(
 
     let d = &pce.density;
     let ni = pce.num_inputs;
-    let a_sum = timed(&mut t.msm_a, || {
-        msm_g1(&params.a[..ni], &w.inputs) + msm_g1(&params.a[ni..], &select(&d.a_aux, &w.aux))
-    });
+    let a_sum =
+        timed(&mut t.msm_a, || msm_g1(&params.a[..ni], &w.inputs) + msm_g1(&params.a[ni..], &select(&d.a_aux, &w.aux)));
 
     let b_inputs = select(&d.b_input, &w.inputs);
     let b_aux = select(&d.b_aux, &w.aux);
     let nbi = b_inputs.len();
-    let b_g1 = timed(&mut t.msm_b_g1, || {
-        msm_g1(&params.b_g1[..nbi], &b_inputs) + msm_g1(&params.b_g1[nbi..], &b_aux)
-    });
-    let b_g2 = timed(&mut t.msm_b_g2, || {
-        msm_g2(&params.b_g2[..nbi], &b_inputs) + msm_g2(&params.b_g2[nbi..], &b_aux)
-    });
+    let b_g1 = timed(&mut t.msm_b_g1, || msm_g1(&params.b_g1[..nbi], &b_inputs) + msm_g1(&params.b_g1[nbi..], &b_aux));
+    let b_g2 = timed(&mut t.msm_b_g2, || msm_g2(&params.b_g2[..nbi], &b_inputs) + msm_g2(&params.b_g2[nbi..], &b_aux));
     Ok(ProofParts { a: a_sum, b_g1, b_g2, h, l })
 }

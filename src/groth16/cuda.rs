@@ -109,14 +109,27 @@ pub fn evict(p: Option<&Parameters<Bls12>>) {
 }
 
 /// `Σ scalars · bases[range]` on the device, resident or streamed.
-fn g1(dev: u32, placed: &Placement, pick: fn(&DeviceSrs) -> &ResidentG1, host: &[G1Affine], range: std::ops::Range<usize>, s: Scalars) -> Result<G1Projective> {
+fn g1(
+    dev: u32,
+    placed: &Placement,
+    pick: fn(&DeviceSrs) -> &ResidentG1,
+    host: &[G1Affine],
+    range: std::ops::Range<usize>,
+    s: Scalars,
+) -> Result<G1Projective> {
     Ok(match placed {
         Placement::Resident(srs) => pick(srs).msm(range, s)?,
         Placement::Streamed => gpu::msm_g1_host(dev as usize, &host[range], s)?,
     })
 }
 
-fn g2(dev: u32, placed: &Placement, host: &[G2Affine], range: std::ops::Range<usize>, s: Scalars) -> Result<G2Projective> {
+fn g2(
+    dev: u32,
+    placed: &Placement,
+    host: &[G2Affine],
+    range: std::ops::Range<usize>,
+    s: Scalars,
+) -> Result<G2Projective> {
     Ok(match placed {
         Placement::Resident(srs) => srs.b_g2.msm(range, s)?,
         Placement::Streamed => gpu::msm_g2_host(dev as usize, &host[range], s)?,
@@ -157,7 +170,9 @@ pub fn prove(
         std::thread::scope(|sc| {
             let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(dev as usize, &w.aux)));
             let h = g1(dev, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
-            let aux = up.join().unwrap_or_else(|_| Err(gpu::GpuError { code: -1, message: "aux upload thread panicked".into() }));
+            let aux = up
+                .join()
+                .unwrap_or_else(|_| Err(gpu::GpuError { code: -1, message: "aux upload thread panicked".into() }));
             (h, aux)
         })
     });
@@ -173,14 +188,16 @@ pub fn prove(
     let (mut select_a, mut select_b) = (0.0, 0.0);
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
-        Ok(msm_g1(&params.a[..ni], &w.inputs) + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
+        Ok(msm_g1(&params.a[..ni], &w.inputs)
+            + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
     let (b_aux, b_g1) = timed(&mut t.msm_b_g1, || -> Result<_> {
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
-        let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs) + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
+        let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs)
+            + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
         Ok((b_aux, b_g1))
     })?;
     t.gpu.select = select_a + select_b;
@@ -247,7 +264,12 @@ mod tests {
             Err(_) => super::super::dummy_params(&pce, 7),
         };
         let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
-        println!("sha256-chain 2^{lg}: {} rows, {} aux, domain {}", pce.num_constraints(), pce.num_aux, pce.domain_size());
+        println!(
+            "sha256-chain 2^{lg}: {} rows, {} aux, domain {}",
+            pce.num_constraints(),
+            pce.num_aux,
+            pce.domain_size()
+        );
         for i in 0..3 {
             let abc = evaluate(&pce, &w).unwrap();
             let (_, t) = prove(&pce, &w, abc, &params, Scalar::from(11u64), Scalar::from(13u64), 0).unwrap();

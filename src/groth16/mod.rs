@@ -99,12 +99,7 @@ pub struct ProofParts {
 /// at 2^24 aux this copy is a large part of a GPU proof's host time).
 pub(crate) fn select(bits: &crate::pce::Bitmap, values: &[Scalar]) -> Vec<Scalar> {
     use rayon::prelude::*;
-    values
-        .par_iter()
-        .enumerate()
-        .filter(|(i, _)| bits.get(*i))
-        .map(|(_, v)| *v)
-        .collect()
+    values.par_iter().enumerate().filter(|(i, _)| bits.get(*i)).map(|(_, v)| *v).collect()
 }
 
 /// Runs `f`, storing its duration in seconds into `slot`.
@@ -184,4 +179,3 @@ pub fn proof_bytes(proof: &Proof<Bls12>) -> [u8; 192] {
     proof.write(&mut out[..]).expect("a 192-byte buffer holds a proof");
     out
 }
-

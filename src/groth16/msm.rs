@@ -29,8 +29,7 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
         return G1Projective::identity();
     }
     // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine (size checked above).
-    let points: &[blst_p1_affine] =
-        unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
+    let points: &[blst_p1_affine] = unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
     g1(points.mult(&scalar_bytes(scalars), 255))
 }
 
@@ -41,8 +40,7 @@ pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
         return G2Projective::identity();
     }
     // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine (size checked above).
-    let points: &[blst_p2_affine] =
-        unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
+    let points: &[blst_p2_affine] = unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
     g2(points.mult(&scalar_bytes(scalars), 255))
 }
 

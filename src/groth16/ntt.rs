@@ -81,9 +81,7 @@ impl Domain {
 
     /// `1 / Z(g)`: Z is constant on the coset.
     pub fn z_inv_on_coset(&self) -> Scalar {
-        (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([self.size() as u64]) - Scalar::ONE)
-            .invert()
-            .unwrap()
+        (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([self.size() as u64]) - Scalar::ONE).invert().unwrap()
     }
 }
 
@@ -147,16 +145,13 @@ fn ntt(v: &mut [Scalar], tw: &[Scalar]) {
         let stride = n / (2 * len);
         v.par_chunks_mut(2 * len).for_each(|group| {
             let (lo, hi) = group.split_at_mut(len);
-            lo.par_chunks_mut(BLOCK)
-                .zip(hi.par_chunks_mut(BLOCK))
-                .enumerate()
-                .for_each(|(c, (lo, hi))| {
-                    for j in 0..lo.len() {
-                        let t = hi[j] * tw[(c * BLOCK + j) * stride];
-                        hi[j] = lo[j] - t;
-                        lo[j] += t;
-                    }
-                });
+            lo.par_chunks_mut(BLOCK).zip(hi.par_chunks_mut(BLOCK)).enumerate().for_each(|(c, (lo, hi))| {
+                for j in 0..lo.len() {
+                    let t = hi[j] * tw[(c * BLOCK + j) * stride];
+                    hi[j] = lo[j] - t;
+                    lo[j] += t;
+                }
+            });
         });
         len *= 2;
     }
@@ -190,10 +185,7 @@ pub fn compute_h(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> 
         },
     );
     let z_inv = domain.z_inv_on_coset();
-    a.par_iter_mut()
-        .zip(b.par_iter())
-        .zip(c.par_iter())
-        .for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
+    a.par_iter_mut().zip(b.par_iter()).zip(c.par_iter()).for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
     drop(b);
     drop(c);
     domain.icoset_fft(&mut a);

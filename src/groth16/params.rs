@@ -26,9 +26,7 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
     ];
     for (name, have, want) in checks {
         if have != want {
-            return Err(Error::ParamsMismatch(format!(
-                "{name} query has {have} points, the circuit needs {want}"
-            )));
+            return Err(Error::ParamsMismatch(format!("{name} query has {have} points, the circuit needs {want}")));
         }
     }
     Ok(())
@@ -37,8 +35,7 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
 /// Reads a bellperson `.params` file; `checked` validates every point (slow,
 /// single-threaded in bellperson) — trusted local files can skip it.
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+    let f = std::fs::File::open(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
     Parameters::read(std::io::BufReader::with_capacity(1 << 20, f), checked)
         .map_err(|e| Error::Io(format!("{}: {e}", path.display())))
 }
@@ -94,7 +91,6 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
         b_g2: progression::<G2Projective>(nb, b2, s2).into(),
     }
 }
-
 
 /// Generates real (sound, randomly trapdoored) parameters for `blank` with
 /// bellperson's generator and writes them to `path` atomically (temp + rename).

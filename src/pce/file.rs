@@ -65,9 +65,7 @@ use ff::PrimeField;
 use memmap2::Mmap;
 use rayon::prelude::*;
 
-use super::matrix::{
-    Array, Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT,
-};
+use super::matrix::{Array, Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT};
 use crate::{Error, Result};
 
 /// The first eight bytes of every `.pce` file.
@@ -299,9 +297,7 @@ pub fn save(pce: &Pce, circuit_id: &str, path: &Path) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::InvalidInput(format!("{} has no file name", path.display())))?;
+    let name = path.file_name().ok_or_else(|| Error::InvalidInput(format!("{} has no file name", path.display())))?;
     let tmp = dir.join(format!(
         "{}.tmp.{}.{}",
         name.to_string_lossy(),
@@ -325,9 +321,7 @@ pub fn save(pce: &Pce, circuit_id: &str, path: &Path) -> Result<()> {
         drop(f);
         std::fs::rename(&tmp, path).map_err(|e| io_err("renaming onto", path, e))?;
         // Make the rename itself durable.
-        File::open(&dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io_err("fsync of directory", &dir, e))?;
+        File::open(&dir).and_then(|d| d.sync_all()).map_err(|e| io_err("fsync of directory", &dir, e))?;
         Ok(())
     };
     let r = write();
@@ -354,13 +348,11 @@ pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool) -> R
     // truncating or rewriting the file while mapped (SIGBUS, or contents
     // changing under us) — is excluded by convention: `.pce` files are only
     // ever replaced by rename, never modified in place.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }
-        .map_err(|e| io_err("mapping", path, e))?;
-    load_from_map(Arc::new(map), expected_id, verify_checksums)
-        .map_err(|e| match e {
-            Error::BadPceFile(m) => bad(format!("{}: {m}", path.display())),
-            e => e,
-        })
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| io_err("mapping", path, e))?;
+    load_from_map(Arc::new(map), expected_id, verify_checksums).map_err(|e| match e {
+        Error::BadPceFile(m) => bad(format!("{}: {m}", path.display())),
+        e => e,
+    })
 }
 
 /// Loads a PCE from a mapping of a `.pce` file (or any read-only mapping, e.g.
@@ -406,12 +398,12 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
     if id_len == 0 || id_len > MAX_ID_LEN {
         return Err(bad(format!("circuit id length {id_len} out of 1..={MAX_ID_LEN}")));
     }
-    if h[144 + id_len..OFF_SECTIONS].iter().any(|&b| b != 0) || h[OFF_RESERVED..OFF_HEADER_SUM].iter().any(|&b| b != 0) {
+    if h[144 + id_len..OFF_SECTIONS].iter().any(|&b| b != 0) || h[OFF_RESERVED..OFF_HEADER_SUM].iter().any(|&b| b != 0)
+    {
         return Err(bad("non-zero padding or reserved bytes in the header"));
     }
-    let circuit_id = std::str::from_utf8(&h[144..144 + id_len])
-        .map_err(|_| bad("circuit id is not UTF-8"))?
-        .to_string();
+    let circuit_id =
+        std::str::from_utf8(&h[144..144 + id_len]).map_err(|_| bad("circuit id is not UTF-8"))?.to_string();
     if let Some(want) = expected_id {
         if want != circuit_id {
             return Err(bad(format!("file is for circuit {circuit_id:?}, expected {want:?}")));
@@ -443,11 +435,10 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
     if dims.num_inputs == 0 {
         return Err(bad("no inputs: a PCE always has the ONE input"));
     }
-    let cols = dims
-        .num_inputs
-        .checked_add(dims.num_aux)
-        .filter(|&c| c <= MAX_COLS as u64)
-        .ok_or_else(|| bad(format!("{} inputs + {} aux exceed {MAX_COLS} columns", dims.num_inputs, dims.num_aux)))?;
+    let cols =
+        dims.num_inputs.checked_add(dims.num_aux).filter(|&c| c <= MAX_COLS as u64).ok_or_else(|| {
+            bad(format!("{} inputs + {} aux exceed {MAX_COLS} columns", dims.num_inputs, dims.num_aux))
+        })?;
     let lens: [u64; SECTIONS] = std::array::from_fn(|i| sums[i].0);
     let rp_len = dims
         .num_constraints
@@ -455,10 +446,8 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
         .and_then(|r| r.checked_mul(4))
         .ok_or_else(|| bad(format!("{} constraints overflow", dims.num_constraints)))?;
     let bitmap_len = |n: u64| n.div_ceil(64) * 8;
-    let dict_bytes = dims
-        .dict_len
-        .checked_mul(32)
-        .ok_or_else(|| bad(format!("dictionary length {} overflows", dims.dict_len)))?;
+    let dict_bytes =
+        dims.dict_len.checked_mul(32).ok_or_else(|| bad(format!("dictionary length {} overflows", dims.dict_len)))?;
     // (section, exact byte length if the dimensions fix it, element size)
     let expect: [(usize, Option<u64>, u64); SECTIONS] = [
         (0, Some(rp_len), 4),
@@ -481,8 +470,7 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
             return Err(bad(format!("{} section is {len} bytes, the dimensions imply {w}", SECTION_NAMES[i])));
         }
     }
-    let (want_offsets, want_len) =
-        layout(&lens).ok_or_else(|| bad("section lengths overflow the file length"))?;
+    let (want_offsets, want_len) = layout(&lens).ok_or_else(|| bad("section lengths overflow the file length"))?;
     if want_len != file_len {
         return Err(bad(format!("sections end at {want_len}, the file is {file_len} bytes")));
     }
@@ -509,8 +497,7 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
 
     if verify_checksums {
         let idx: Vec<usize> = (0..SECTIONS).collect();
-        let bad_sections: Vec<usize> =
-            idx.into_par_iter().filter(|&i| checksum(sec(i)) != sums[i].1).collect();
+        let bad_sections: Vec<usize> = idx.into_par_iter().filter(|&i| checksum(sec(i)) != sums[i].1).collect();
         if let Some(&i) = bad_sections.first() {
             return Err(bad(format!("{} section checksum mismatch (corrupt data)", SECTION_NAMES[i])));
         }
@@ -522,16 +509,10 @@ pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums
         let s: Option<Scalar> = Scalar::from_repr(repr).into();
         dict.push(s.ok_or_else(|| bad(format!("dictionary entry {k} is not a canonical scalar")))?);
     }
-    let arr_u32 = |i: usize| Array::<u32>::Mapped {
-        map: map.clone(),
-        offset: offsets[i] as usize,
-        len: (lens[i] / 4) as usize,
-    };
-    let arr_u64 = |i: usize| Array::<u64>::Mapped {
-        map: map.clone(),
-        offset: offsets[i] as usize,
-        len: (lens[i] / 8) as usize,
-    };
+    let arr_u32 =
+        |i: usize| Array::<u32>::Mapped { map: map.clone(), offset: offsets[i] as usize, len: (lens[i] / 4) as usize };
+    let arr_u64 =
+        |i: usize| Array::<u64>::Mapped { map: map.clone(), offset: offsets[i] as usize, len: (lens[i] / 8) as usize };
     let matrix = |k: usize| CsrMatrix { row_ptr: arr_u32(2 * k), words: arr_u32(2 * k + 1), nnz: dims.nnz[k] };
     let bitmap = |i: usize, len: u64, ones: u64| Bitmap { words: arr_u64(i), len: len as usize, ones: ones as usize };
     let pce = Pce {
@@ -750,7 +731,9 @@ pub fn validate(pce: &Pce) -> Result<()> {
     ra?;
     rb?;
     rc?;
-    for (name, rebuilt, stored) in [("a_aux", &a_aux, &d.a_aux), ("b_input", &b_input, &d.b_input), ("b_aux", &b_aux, &d.b_aux)] {
+    for (name, rebuilt, stored) in
+        [("a_aux", &a_aux, &d.a_aux), ("b_input", &b_input, &d.b_input), ("b_aux", &b_aux, &d.b_aux)]
+    {
         if !rebuilt.matches(stored) {
             return Err(bad(format!("{name} density does not match the matrices")));
         }

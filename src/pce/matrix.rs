@@ -25,11 +25,7 @@ pub const TAG_DICT: u32 = 2;
 /// A read-only array that is either owned or a view into a validated, mapped file.
 pub enum Array<T: bytemuck::Pod> {
     Owned(Vec<T>),
-    Mapped {
-        map: Arc<memmap2::Mmap>,
-        offset: usize,
-        len: usize,
-    },
+    Mapped { map: Arc<memmap2::Mmap>, offset: usize, len: usize },
 }
 
 impl<T: bytemuck::Pod> Deref for Array<T> {
@@ -38,9 +34,9 @@ impl<T: bytemuck::Pod> Deref for Array<T> {
         match self {
             Array::Owned(v) => v,
             // The loader checked bounds and alignment before building this view.
-            Array::Mapped { map, offset, len } => bytemuck::cast_slice(
-                &map[*offset..*offset + *len * std::mem::size_of::<T>()],
-            ),
+            Array::Mapped { map, offset, len } => {
+                bytemuck::cast_slice(&map[*offset..*offset + *len * std::mem::size_of::<T>()])
+            }
         }
     }
 }
@@ -94,11 +90,7 @@ impl CsrMatrix {
     }
 
     /// Iterates `(column, coefficient)` of a row, for checks and tests.
-    pub fn row_entries<'a>(
-        &'a self,
-        i: usize,
-        dict: &'a [Scalar],
-    ) -> impl Iterator<Item = (usize, Scalar)> + 'a {
+    pub fn row_entries<'a>(&'a self, i: usize, dict: &'a [Scalar]) -> impl Iterator<Item = (usize, Scalar)> + 'a {
         let row = self.row(i);
         let mut k = 0;
         std::iter::from_fn(move || {

@@ -12,8 +12,7 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
 use super::matrix::{
-    Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE,
-    TAG_PLUS_ONE,
+    Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE,
 };
 use crate::{Error, Result};
 

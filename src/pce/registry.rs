@@ -61,9 +61,7 @@ fn load_entry(
     verify_checksums: bool,
     extract: impl FnOnce() -> Result<Pce>,
 ) -> Result<Entry> {
-    let exists = path
-        .try_exists()
-        .map_err(|e| Error::Io(format!("checking {}: {e}", path.display())))?;
+    let exists = path.try_exists().map_err(|e| Error::Io(format!("checking {}: {e}", path.display())))?;
     if exists {
         // A file for another circuit (or a stale version) is an error, never
         // silently re-extracted over: the operator must look at it.
@@ -82,10 +80,7 @@ fn load_entry(
         Err(e) => {
             // Unwritable directory, full disk: the PCE is still good; use it
             // from the heap (accounted as such) rather than fail the node.
-            log::warn!(
-                "could not save the PCE of {circuit_id} to {}: {e}; keeping it in memory",
-                path.display()
-            );
+            log::warn!("could not save the PCE of {circuit_id} to {}: {e}; keeping it in memory", path.display());
             Ok(entry(pce))
         }
     }
@@ -132,8 +127,7 @@ pub fn unload(circuit_id: &str) -> bool {
 
 /// Ids of the loaded instances, sorted.
 pub fn loaded() -> Vec<String> {
-    let mut ids: Vec<String> =
-        slots().iter().filter(|(_, s)| s.get().is_some()).map(|(k, _)| k.clone()).collect();
+    let mut ids: Vec<String> = slots().iter().filter(|(_, s)| s.get().is_some()).map(|(k, _)| k.clone()).collect();
     ids.sort();
     ids
 }

@@ -4,12 +4,12 @@
 
 use bellperson::groth16::{create_proof, Parameters};
 use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
-use ff::Field;
 use blstrs::{Bls12, Scalar};
 use cuzk::groth16::{self, dummy_params, proof_bytes};
 use cuzk::pce::{evaluate, extract, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::Witness;
+use ff::Field;
 
 /// Fixed randomisers so proofs can be compared byte for byte.
 pub fn fixed_rs() -> (Scalar, Scalar) {
@@ -126,14 +126,25 @@ impl Circuit<Scalar> for Traps {
             let inp = cs.alloc_input(|| "input", || val(value))?;
             let aux = cs.alloc(|| "aux", || val(value.map(|v| v * big)))?;
             cs.enforce(|| "big", |lc| lc + inp, |lc| lc + (big, CS::one()), |lc| lc + aux);
-            cs.enforce(|| "link", |lc| lc + inp - last, |lc| lc + CS::one(), |lc| lc + (Scalar::from(i as u64), CS::one()) - (if i == 0 { Scalar::ZERO } else { Scalar::from(i as u64 - 1) }, CS::one()));
+            cs.enforce(
+                || "link",
+                |lc| lc + inp - last,
+                |lc| lc + CS::one(),
+                |lc| {
+                    lc + (Scalar::from(i as u64), CS::one())
+                        - (if i == 0 { Scalar::ZERO } else { Scalar::from(i as u64 - 1) }, CS::one())
+                },
+            );
             last = inp;
         }
         // Large constants: (p−1)·v · 1 = w.
-        let w = cs.alloc(|| "w", || {
-            let w = val(x.map(|x| x * p_minus_1))?;
-            Ok(if self.corrupt { w + Scalar::ONE } else { w })
-        })?;
+        let w = cs.alloc(
+            || "w",
+            || {
+                let w = val(x.map(|x| x * p_minus_1))?;
+                Ok(if self.corrupt { w + Scalar::ONE } else { w })
+            },
+        )?;
         cs.enforce(|| "p-1", |lc| lc + (p_minus_1, v), |lc| lc + CS::one(), |lc| lc + w);
         // An input used in B, so b_input density has more than the ONE.
         let lc_sum = LinearCombination::zero() + w + (Scalar::from(7u64), v);

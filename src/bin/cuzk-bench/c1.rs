@@ -32,11 +32,14 @@ pub fn run(o: Opts) -> Result<()> {
     let tmp = o.out.with_extension("json.tmp");
     std::fs::write(&tmp, &c1)?;
     std::fs::rename(&tmp, &o.out)?;
-    table("c1", &[
-        ("sector", size.to_string()),
-        ("file", format!("{} ({} bytes)", o.out.display(), c1.len())),
-        ("time", format!("{secs:.2} s")),
-    ]);
+    table(
+        "c1",
+        &[
+            ("sector", size.to_string()),
+            ("file", format!("{} ({} bytes)", o.out.display(), c1.len())),
+            ("time", format!("{secs:.2} s")),
+        ],
+    );
     Ok(())
 }
 

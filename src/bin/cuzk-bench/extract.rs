@@ -57,7 +57,15 @@ pub fn run(o: Opts) -> Result<()> {
             ("constraints / nnz", format!("{rows} / {nnz}")),
             ("extraction", format!("{extract_s:.1} s, peak RSS {}", gib(extract_peak))),
             ("save", format!("{save_s:.2} s")),
-            ("file", format!("{} ({} bytes, {:.3} B/nnz on disk, {bpn:.3} in memory)", o.out.display(), file_bytes, file_bytes as f64 / nnz as f64)),
+            (
+                "file",
+                format!(
+                    "{} ({} bytes, {:.3} B/nnz on disk, {bpn:.3} in memory)",
+                    o.out.display(),
+                    file_bytes,
+                    file_bytes as f64 / nnz as f64
+                ),
+            ),
             ("load, checksums verified / skipped", format!("{load_s:.3} s / {load_fast_s:.3} s")),
             ("reloaded == extracted (fingerprint)", same.to_string()),
         ],

@@ -10,8 +10,8 @@ use cuzk::groth16::{dummy_params, proof_bytes};
 use cuzk::pce::extract;
 use serde_json::json;
 
-use crate::report::{stage, write_json};
 use crate::anyhow_like::Result;
+use crate::report::{stage, write_json};
 
 #[derive(Args)]
 pub struct Opts {
@@ -53,7 +53,8 @@ pub fn run(o: Opts) -> Result<()> {
             let opts = |backend| ProveOptions { backend, verify: false, randomness: Some(fixed) };
             let (cpu, _) = stage("cpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cpu)));
             let cpu = cpu?;
-            let (gpu, _) = stage("gpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cuda(o.device))));
+            let (gpu, _) =
+                stage("gpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cuda(o.device))));
             let (gpu, tg) = gpu?;
             let equal = proof_bytes(&cpu.0) == proof_bytes(&gpu);
             all_equal &= equal;
@@ -77,9 +78,16 @@ pub fn run(o: Opts) -> Result<()> {
         prove_one(&pce, &params, c.clone(), None, &opts)?;
     }
     let after = free_vram(o.device);
-    println!("VRAM free before/after {} proofs: {before} / {after} bytes (delta {})", o.repeat, before as i64 - after as i64);
-    write_json(o.json.as_deref(), &json!({"checks": results, "all_identical": all_equal,
-        "vram_free_before": before, "vram_free_after": after, "repeat": o.repeat}))?;
+    println!(
+        "VRAM free before/after {} proofs: {before} / {after} bytes (delta {})",
+        o.repeat,
+        before as i64 - after as i64
+    );
+    write_json(
+        o.json.as_deref(),
+        &json!({"checks": results, "all_identical": all_equal,
+        "vram_free_before": before, "vram_free_after": after, "repeat": o.repeat}),
+    )?;
     if !all_equal {
         return Err("GPU proofs differ from CPU proofs".into());
     }

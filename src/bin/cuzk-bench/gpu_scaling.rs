@@ -67,8 +67,7 @@ fn run_devices(
                             .map(|_| {
                                 w.spawn(|| -> Result<()> {
                                     while next.fetch_add(1, Ordering::SeqCst) < o.n {
-                                        let copy =
-                                            Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
+                                        let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
                                         let t = prove(device, copy)?;
                                         sum.lock().unwrap().add(&t);
                                     }
@@ -76,22 +75,14 @@ fn run_devices(
                                 })
                             })
                             .collect();
-                        workers
-                            .into_iter()
-                            .try_for_each(|h| h.join().map_err(|_| "a worker panicked")?)
+                        workers.into_iter().try_for_each(|h| h.join().map_err(|_| "a worker panicked")?)
                     })?;
                     let wall = start.elapsed().as_secs_f64();
-                    Ok(DeviceRun {
-                        device,
-                        proofs_per_s: o.n as f64 / wall,
-                        sum: sum.into_inner().unwrap(),
-                    })
+                    Ok(DeviceRun { device, proofs_per_s: o.n as f64 / wall, sum: sum.into_inner().unwrap() })
                 })
             })
             .collect();
-        runs.into_iter()
-            .map(|h| h.join().map_err(|_| "a device thread panicked")?)
-            .collect()
+        runs.into_iter().map(|h| h.join().map_err(|_| "a device thread panicked")?).collect()
     })
 }
 
@@ -125,7 +116,12 @@ pub fn run(o: Opts) -> Result<()> {
         let mut rows: Vec<(&str, String)> = runs
             .iter()
             .zip(&labels)
-            .map(|(r, label)| (label.as_str(), format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64))))
+            .map(|(r, label)| {
+                (
+                    label.as_str(),
+                    format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64)),
+                )
+            })
             .collect();
         rows.push(("all devices", format!("{total:.2} proofs/s")));
         table(&format!("gpu-scaling: {name} ({} workers per device, {} proofs each)", o.workers, o.n), &rows);

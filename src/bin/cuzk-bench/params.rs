@@ -54,11 +54,14 @@ pub fn run(o: Opts) -> Result<()> {
         Ok(())
     });
     res?;
-    table("params", &[
-        ("circuit", id),
-        ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (bellperson generator)".to_string() }),
-        ("file", format!("{} ({} bytes)", o.out.display(), std::fs::metadata(&o.out)?.len())),
-        ("time", format!("{secs:.1} s")),
-    ]);
+    table(
+        "params",
+        &[
+            ("circuit", id),
+            ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (bellperson generator)".to_string() }),
+            ("file", format!("{} ({} bytes)", o.out.display(), std::fs::metadata(&o.out)?.len())),
+            ("time", format!("{secs:.1} s")),
+        ],
+    );
     Ok(())
 }

@@ -105,11 +105,7 @@ fn compare(path: &PathBuf, vectors: &[Vector]) -> std::io::Result<Vec<(&'static 
     Ok(diffs)
 }
 
-fn vectors<'a>(
-    abc: &'a cuzk::pce::Abc,
-    w: &'a Witness,
-    densities: &'a [Vec<bool>; 3],
-) -> Vec<Vector<'a>> {
+fn vectors<'a>(abc: &'a cuzk::pce::Abc, w: &'a Witness, densities: &'a [Vec<bool>; 3]) -> Vec<Vector<'a>> {
     vec![
         Vector::Scalars(&abc.a),
         Vector::Scalars(&abc.b),
@@ -157,9 +153,11 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     let spill_path = std::env::temp_dir().join(format!("cuzk-pce-bench-{}.bin", std::process::id()));
 
     // Old path, then spill and drop its results.
-    let (reference, old_synth_s) = stage("old path: reference synthesis", || -> Result<ReferenceCs> { Ok(ReferenceCs::synthesize(make()?)?) });
+    let (reference, old_synth_s) =
+        stage("old path: reference synthesis", || -> Result<ReferenceCs> { Ok(ReferenceCs::synthesize(make()?)?) });
     let reference = reference?;
-    let old_densities = [reference.a_aux_density.clone(), reference.b_input_density.clone(), reference.b_aux_density.clone()];
+    let old_densities =
+        [reference.a_aux_density.clone(), reference.b_input_density.clone(), reference.b_aux_density.clone()];
     spill(&spill_path, &vectors(&reference.abc, &reference.witness, &old_densities))?;
     drop(reference);
     drop(old_densities);
@@ -179,8 +177,9 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
         }
     });
     let pce: Pce = pce?;
-    let (w, witness_s) =
-        stage("PCE path: witness", || -> Result<Witness> { Ok(make()?.witness(Room::new(pce.num_inputs, pce.num_aux))?) });
+    let (w, witness_s) = stage("PCE path: witness", || -> Result<Witness> {
+        Ok(make()?.witness(Room::new(pce.num_inputs, pce.num_aux))?)
+    });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
     let abc = abc?;

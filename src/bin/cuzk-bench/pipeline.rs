@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
+use cuzk::engine::{
+    footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions,
+};
 use cuzk::groth16::ProveTimings;
-use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions};
 use cuzk::mem;
 use cuzk::pce::extract;
 use serde_json::json;
@@ -161,7 +163,12 @@ fn load_or_generate(path: &PathBuf, circuit: &cuzk::circuits::Synthetic) -> Resu
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?;
     let circuit = o.c.instance(0)?;
-    let tl = Timeline { start: Instant::now(), samples: Mutex::default(), budget: Mutex::default(), stages: Mutex::default() };
+    let tl = Timeline {
+        start: Instant::now(),
+        samples: Mutex::default(),
+        budget: Mutex::default(),
+        stages: Mutex::default(),
+    };
     let stop = AtomicBool::new(false);
     let mut phases = Vec::new();
     let mut pce_stats = None;
@@ -201,12 +208,22 @@ pub fn run(o: Opts) -> Result<()> {
             ("proofs / pipelines", format!("{} / {}", o.n, o.j)),
             ("RSS before the first proof", gib(p.baseline)),
             ("peak RSS (VmHWM)", gib(p.peak)),
-            ("RSS after drop + trim", format!("{} ({:+.2}% vs before)", gib(p.after_trim), 100.0 * (p.after_trim as f64 / p.baseline as f64 - 1.0))),
+            (
+                "RSS after drop + trim",
+                format!(
+                    "{} ({:+.2}% vs before)",
+                    gib(p.after_trim),
+                    100.0 * (p.after_trim as f64 / p.baseline as f64 - 1.0)
+                ),
+            ),
             ("proofs verified", format!("{}/{}", p.verified, o.n)),
             ("wall", format!("{:.2} s ({:.2} proofs/min)", p.wall_s, 60.0 * o.n as f64 / p.wall_s)),
         ];
         if let Some([(w50, w90), (s50, s90)]) = p.synthesis {
-            rows.push(("synthesis per proof", format!("witness {w50:.3} s (p90 {w90:.3}), SpMV {s50:.3} s (p90 {s90:.3})")));
+            rows.push((
+                "synthesis per proof",
+                format!("witness {w50:.3} s (p90 {w90:.3}), SpMV {s50:.3} s (p90 {s90:.3})"),
+            ));
         }
         if let Some(rate) = p.steady_per_min {
             rows.push(("steady rate", format!("{rate:.2} proofs/min (10th to 90th percentile completions)")));
@@ -215,17 +232,31 @@ pub fn run(o: Opts) -> Result<()> {
             rows.push(("backend (GPU/MSM) busy", format!("{:.1}% of wall", 100.0 * busy)));
         }
         for d in &p.devices {
-            rows.push(("device", format!(
-                "{}: {} proofs, {} failures, busy {:.1}%, VRAM free {} → {} MiB",
-                d.name, d.proofs, d.failures, 100.0 * d.busy_fraction, d.vram_free_before >> 20, d.vram_free_after >> 20
-            )));
+            rows.push((
+                "device",
+                format!(
+                    "{}: {} proofs, {} failures, busy {:.1}%, VRAM free {} → {} MiB",
+                    d.name,
+                    d.proofs,
+                    d.failures,
+                    100.0 * d.busy_fraction,
+                    d.vram_free_before >> 20,
+                    d.vram_free_after >> 20
+                ),
+            ));
             rows.push(("  per proof", steps_line(&d.steps, d.proofs)));
         }
         if let Some((reserved, beyond)) = p.inflight {
-            rows.push(("reserved for proofs in flight", format!("{} at most; RSS growth beyond the reservations {} at most", gib(reserved), gib(beyond))));
+            rows.push((
+                "reserved for proofs in flight",
+                format!("{} at most; RSS growth beyond the reservations {} at most", gib(reserved), gib(beyond)),
+            ));
         }
         if let Some(pred) = p.predicted {
-            rows.push(("predicted peak", format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0))));
+            rows.push((
+                "predicted peak",
+                format!("{} ({:+.2}% vs measured)", gib(pred), 100.0 * (pred as f64 / p.peak as f64 - 1.0)),
+            ));
         }
         table(&format!("pce-pipeline: {}", p.name), &rows);
     }
@@ -327,7 +358,20 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
     tl.mark("old: after drop");
     mem::trim();
     let after_trim = tl.mark("old: after trim");
-    Ok(Phase { name: "old", baseline, peak, after_trim, predicted: None, verified, wall_s, backend_busy: None, steady_per_min: None, inflight: None, devices: vec![], synthesis: None })
+    Ok(Phase {
+        name: "old",
+        baseline,
+        peak,
+        after_trim,
+        predicted: None,
+        verified,
+        wall_s,
+        backend_busy: None,
+        steady_per_min: None,
+        inflight: None,
+        devices: vec![],
+        synthesis: None,
+    })
 }
 
 /// The PCE path through the engine, J pipelines.
@@ -446,5 +490,18 @@ fn new_phase(
     let (lo, hi) = (done.len() / 10, done.len().saturating_sub(done.len() / 10 + 1));
     let steady_per_min = (hi > lo).then(|| 60.0 * (hi - lo) as f64 / (done[hi] - done[lo]));
     let backend_busy = Some(union_len(intervals) / wall_s);
-    Ok(Phase { name: "PCE", baseline, peak, after_trim, predicted: Some(predicted), verified, wall_s, backend_busy, steady_per_min, inflight, devices, synthesis })
+    Ok(Phase {
+        name: "PCE",
+        baseline,
+        peak,
+        after_trim,
+        predicted: Some(predicted),
+        verified,
+        wall_s,
+        backend_busy,
+        steady_per_min,
+        inflight,
+        devices,
+        synthesis,
+    })
 }

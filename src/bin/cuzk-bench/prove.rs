@@ -67,11 +67,7 @@ pub fn run(o: Opts) -> Result<()> {
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
     let fixed = (Scalar::from(11u64), Scalar::from(13u64));
-    let opts = ProveOptions {
-        backend,
-        verify: real_params,
-        randomness: o.compare_bellperson.then_some(fixed),
-    };
+    let opts = ProveOptions { backend, verify: real_params, randomness: o.compare_bellperson.then_some(fixed) };
     let mut all = Vec::new();
     let mut last_proof = None;
     for i in 0..o.n.max(1) {
@@ -83,7 +79,15 @@ pub fn run(o: Opts) -> Result<()> {
         all.push(t);
     }
     let t = median(&all);
-    let mut rows = summary(&circuit.circuit_id(), backend, pce.num_constraints(), (extract_s, params_s), &t, all.len(), real_params)?;
+    let mut rows = summary(
+        &circuit.circuit_id(),
+        backend,
+        pce.num_constraints(),
+        (extract_s, params_s),
+        &t,
+        all.len(),
+        real_params,
+    )?;
     let mut compare = serde_json::Value::Null;
     if o.compare_bellperson {
         logcap::install();
@@ -98,7 +102,10 @@ pub fn run(o: Opts) -> Result<()> {
         let identical = last_proof.map(|p| proof_bytes(&p)) == Some(proof_bytes(&theirs)) && o.n == 1;
         rows.push(("bellperson create_proof", format!("{bp_s:.3} s (ours {:.3} s: {:.2}x)", t.total, bp_s / t.total)));
         rows.push(("bellperson logged synthesis", format!("{:.3} s", logged.unwrap_or(f64::NAN))));
-        rows.push(("old path (reference) synthesis", format!("{old_s:.3} s ({:+.1}% vs logged)", 100.0 * (old_s / logged.unwrap_or(f64::NAN) - 1.0))));
+        rows.push((
+            "old path (reference) synthesis",
+            format!("{old_s:.3} s ({:+.1}% vs logged)", 100.0 * (old_s / logged.unwrap_or(f64::NAN) - 1.0)),
+        ));
         rows.push(("byte-identical to bellperson", identical.to_string()));
         compare = json!({
             "bellperson_total_s": bp_s, "bellperson_synthesis_s": logged,

@@ -137,8 +137,7 @@ fn seal_in(sector: PorepSize, work: &Path, cache: &Path, seed: u64) -> Result<Ve
         .truncate(true)
         .open(&staged)
         .map_err(io("creating", &staged))?;
-    let (piece, _) =
-        seal::add_piece(rp, piece_file, staged_file, unpadded, &[]).map_err(fil("add_piece"))?;
+    let (piece, _) = seal::add_piece(rp, piece_file, staged_file, unpadded, &[]).map_err(fil("add_piece"))?;
     // PC1 wants the sealed file to exist already.
     File::create(&sealed).map_err(io("creating", &sealed))?;
 
@@ -179,6 +178,9 @@ mod tests {
         assert_eq!(prover_id_from_miner(0)[0], 0);
         assert_eq!(&prover_id_from_miner(127)[..2], &[0x7f, 0]);
         assert_eq!(&prover_id_from_miner(128)[..3], &[0x80, 0x01, 0]);
-        assert_eq!(&prover_id_from_miner(u64::MAX)[..11], &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0]);
+        assert_eq!(
+            &prover_id_from_miner(u64::MAX)[..11],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0]
+        );
     }
 }

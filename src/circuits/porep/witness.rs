@@ -96,7 +96,11 @@ impl ConstraintSystem<Scalar> for SlotCs<'_> {
 pub(super) trait Challenges: Sync {
     fn count(&self) -> usize;
     /// Synthesizes the prefix, then challenge `i` alone (`None`: no challenge).
-    fn synthesize<CS: ConstraintSystem<Scalar>>(&self, cs: &mut CS, i: Option<usize>) -> std::result::Result<(), SynthesisError>;
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        i: Option<usize>,
+    ) -> std::result::Result<(), SynthesisError>;
 }
 
 /// `v` cut into `parts` consecutive pieces of `per` values.
