@@ -59,6 +59,12 @@ pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
     })
 }
 
+/// Free and total memory of CUDA device `id`, now (cudaMemGetInfo).
+pub fn device_memory(id: u32) -> crate::Result<(u64, u64)> {
+    let d = device_info(id as usize)?;
+    Ok((d.free_bytes, d.total_bytes))
+}
+
 /// All usable devices; empty without a GPU.
 pub fn devices() -> Vec<DeviceInfo> {
     (0..device_count()).filter_map(|i| device_info(i).ok()).collect()

@@ -18,6 +18,12 @@ impl std::error::Error for GpuError {}
 
 pub type Result<T> = std::result::Result<T, GpuError>;
 
+impl From<GpuError> for crate::Error {
+    fn from(e: GpuError) -> Self {
+        crate::Error::Gpu(e.to_string())
+    }
+}
+
 pub(super) fn check(err: sppark::Error) -> Result<()> {
     if err.code == 0 {
         Ok(())

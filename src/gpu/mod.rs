@@ -1,27 +1,63 @@
-//! The layer under the CUDA backend: device discovery and safe wrappers over
-//! the `cuda/` entry points (sppark 0.1.16 MSM and NTT), on plain slices of
-//! `blstrs` scalars and points. Knows nothing of proofs or parameters.
+//! The layer under the CUDA backend. In every build: the device queries
+//! ([`device_count`], [`device_memory`], [`check_device`]). With the `cuda`
+//! feature: device discovery and safe wrappers over the `cuda/` entry points
+//! (sppark 0.1.16 MSM and NTT), on plain slices of `blstrs` scalars and
+//! points. Knows nothing of proofs or parameters.
 //!
-//! Every function takes an explicit device id (an index into [`devices`]) and
-//! returns [`GpuError`] on failure, including "no device": nothing here panics
+//! Without `cuda` there is no device: [`device_count`] is 0 and the other two
+//! queries return [`Error::Gpu`] saying the build has no `cuda` feature.
+//!
+//! The wrappers take an explicit device id (an index into `devices()`) and
+//! return `GpuError` on failure, including "no device": nothing here panics
 //! or aborts on a CUDA error. Scalars are passed in blstrs' own Montgomery form
 //! and points as blstrs lays them out, without re-encoding (see `ffi.rs`).
 
 // The C++ side calls blst (sppark's host field arithmetic); without a Rust
 // reference the staticlib would drop blst's symbols.
+#[cfg(feature = "cuda")]
 extern crate blst;
 
+#[cfg(feature = "cuda")]
 mod device;
+#[cfg(feature = "cuda")]
 mod error;
+#[cfg(feature = "cuda")]
 mod ffi;
+#[cfg(feature = "cuda")]
 mod msm;
+#[cfg(feature = "cuda")]
 mod ntt;
+#[cfg(feature = "cuda")]
 mod scalars;
-#[cfg(test)]
+#[cfg(not(feature = "cuda"))]
+mod stub;
+#[cfg(all(test, feature = "cuda"))]
 mod tests;
 
-pub use device::{device_count, device_info, devices, DeviceInfo};
+#[cfg(feature = "cuda")]
+pub use device::{device_count, device_info, device_memory, devices, DeviceInfo};
+#[cfg(feature = "cuda")]
 pub use error::{GpuError, Result};
+#[cfg(feature = "cuda")]
 pub use msm::{msm_g1_host, msm_g2_host, ResidentG1, ResidentG2};
+#[cfg(feature = "cuda")]
 pub use ntt::{compute_h, compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
+#[cfg(feature = "cuda")]
 pub use scalars::{DeviceScalars, Scalars};
+#[cfg(not(feature = "cuda"))]
+pub use stub::{device_count, device_memory};
+
+use crate::Error;
+
+/// `Err` ([`Error::Gpu`]) saying how many devices there are when CUDA device
+/// `id` is not one of them.
+pub fn check_device(id: u32) -> crate::Result<()> {
+    let n = device_count();
+    if id as usize >= n {
+        return Err(Error::Gpu(format!(
+            "no CUDA device {id} ({n} present{})",
+            if cfg!(feature = "cuda") { "" } else { "; built without the cuda feature" }
+        )));
+    }
+    Ok(())
+}
