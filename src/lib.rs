@@ -10,6 +10,7 @@ pub mod circuits;
 pub mod engine;
 pub mod error;
 pub mod ffi;
+pub mod gpu;
 pub mod groth16;
 pub mod mem;
 pub mod pce;
@@ -20,5 +21,3 @@ pub use error::{Error, Result};
 
 /// The scalar field of BLS12-381, as bellperson and blstrs use it.
 pub use blstrs::Scalar;
-#[cfg(feature = "cuda")]
-pub mod gpu;

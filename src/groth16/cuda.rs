@@ -18,13 +18,7 @@ use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;
-use crate::{Error, Result};
-
-impl From<gpu::GpuError> for Error {
-    fn from(e: gpu::GpuError) -> Self {
-        Error::Gpu(e.to_string())
-    }
-}
+use crate::Result;
 
 /// The SRS queries resident on one device.
 struct DeviceSrs {

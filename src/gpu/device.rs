@@ -1,0 +1,89 @@
+//! Device discovery, and the checked device ids the C entry points take.
+
+use std::sync::Mutex;
+
+use super::error::{check, GpuError, Result};
+use super::ffi;
+use crate::mem::{Owner, Tracked};
+
+pub(super) fn device_arg(device_id: usize) -> Result<i32> {
+    let n = device_count();
+    if device_id >= n {
+        return Err(GpuError {
+            code: -101, // -cudaErrorInvalidDevice
+            message: format!("no CUDA device {device_id} ({n} usable)"),
+        });
+    }
+    Ok(device_id as i32)
+}
+
+/// Number of GPUs sppark can use (compute capability >= 7.0 with cooperative
+/// launch). 0 when there is no GPU or no driver.
+pub fn device_count() -> usize {
+    let mut n = 0usize;
+    match check(unsafe { ffi::cuzk_gpu_count(&mut n) }) {
+        Ok(()) => n,
+        Err(_) => 0,
+    }
+}
+
+/// One usable GPU. `free_bytes` is a snapshot (cudaMemGetInfo).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Index for every function of this module.
+    pub id: usize,
+    /// The CUDA runtime's ordinal (differs from `id` if a GPU was skipped).
+    pub cuda_id: i32,
+    pub name: String,
+    pub sm_count: u32,
+    pub compute_capability: (u32, u32),
+    pub total_bytes: u64,
+    pub free_bytes: u64,
+}
+
+/// Describes one device, with its current free memory.
+pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
+    let dev = device_arg(device_id)?;
+    let mut c =
+        ffi::GpuInfoC { cuda_id: 0, sm_count: 0, major: 0, minor: 0, total_bytes: 0, free_bytes: 0, name: [0; 256] };
+    check(unsafe { ffi::cuzk_gpu_info(dev, &mut c) })?;
+    let len = c.name.iter().position(|&b| b == 0).unwrap_or(c.name.len());
+    Ok(DeviceInfo {
+        id: device_id,
+        cuda_id: c.cuda_id,
+        name: String::from_utf8_lossy(&c.name[..len]).into_owned(),
+        sm_count: c.sm_count as u32,
+        compute_capability: (c.major as u32, c.minor as u32),
+        total_bytes: c.total_bytes as u64,
+        free_bytes: c.free_bytes as u64,
+    })
+}
+
+/// Free and total memory of CUDA device `id`, now (cudaMemGetInfo).
+pub fn device_memory(id: u32) -> crate::Result<(u64, u64)> {
+    let d = device_info(id as usize)?;
+    Ok((d.free_bytes, d.total_bytes))
+}
+
+/// All usable devices; empty without a GPU.
+pub fn devices() -> Vec<DeviceInfo> {
+    (0..device_count()).filter_map(|i| device_info(i).ok()).collect()
+}
+
+/// Pinned host memory of each device's upload staging, accounted once per
+/// device (it is allocated on the device's first upload and kept).
+static STAGING: Mutex<Vec<(i32, Tracked)>> = Mutex::new(Vec::new());
+
+/// [`device_arg`] for a call that uploads: makes sure the device's pinned
+/// staging exists and is accounted as host memory.
+pub(super) fn staging_arg(device_id: usize) -> Result<i32> {
+    let dev = device_arg(device_id)?;
+    let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+    if !staging.iter().any(|(d, _)| *d == dev) {
+        let mut bytes = 0usize;
+        check(unsafe { ffi::cuzk_staging_bytes(dev, &mut bytes) })?;
+        // It holds a, b, c (and aux) on their way to the device.
+        staging.push((dev, Tracked::new(Owner::Abc, bytes as u64)));
+    }
+    Ok(dev)
+}

@@ -1,0 +1,125 @@
+//! MSMs over G1 and G2: bases resident on one device, or streamed from the host.
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::ptr::NonNull;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+
+use super::device::{device_arg, staging_arg};
+use super::error::{check, invalid, Result};
+use super::ffi;
+use super::scalars::Scalars;
+
+macro_rules! resident {
+    ($name:ident, $affine:ty, $proj:ty, $new:ident, $free:ident, $msm:ident, $host_msm:ident,
+     $host_fn:ident, $bytes:expr, $doc:literal) => {
+        #[doc = $doc]
+        ///
+        /// The bases are copied to the device once, in [`Self::new`], and stay
+        /// there until the value is dropped. `msm` may be called from many
+        /// threads; MSMs on one device run one at a time.
+        pub struct $name {
+            handle: NonNull<c_void>,
+            device_id: usize,
+            len: usize,
+        }
+
+        // The handle is an immutable device buffer plus its size; the C++
+        // side serializes MSMs per device.
+        unsafe impl Send for $name {}
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            /// Uploads `bases` to `device_id` (through the pinned staging).
+            pub fn new(device_id: usize, bases: &[$affine]) -> Result<Self> {
+                let dev = staging_arg(device_id)?;
+                let mut handle: *mut c_void = std::ptr::null_mut();
+                check(unsafe { ffi::$new(dev, bases.as_ptr(), bases.len(), &mut handle) })?;
+                let handle = NonNull::new(handle).ok_or_else(|| invalid("null bases handle"))?;
+                Ok(Self { handle, device_id, len: bases.len() })
+            }
+
+            pub fn device_id(&self) -> usize {
+                self.device_id
+            }
+
+            /// Number of resident bases.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// Device bytes the bases occupy.
+            pub fn device_bytes(&self) -> u64 {
+                (self.len * $bytes) as u64
+            }
+
+            /// Σ scalars[i] · bases[range.start + i]; `scalars` in blstrs'
+            /// Montgomery form, `scalars.len() == range.len()`, on the host or
+            /// on this device.
+            pub fn msm<'a>(&self, range: Range<usize>, scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
+                let scalars = scalars.into();
+                if range.start > range.end || range.end > self.len {
+                    return Err(invalid(format!("MSM range {range:?} outside {} resident bases", self.len)));
+                }
+                if scalars.len() != range.len() {
+                    return Err(invalid(format!("{} scalars for {} bases", scalars.len(), range.len())));
+                }
+                let (host, dev) = scalars.raw(self.device_id)?;
+                let mut out = <$proj as group::Group>::identity();
+                check(unsafe { ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out) })?;
+                Ok(out)
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                unsafe { ffi::$free(self.handle.as_ptr()) }
+            }
+        }
+
+        /// Σ scalars[i] · bases[i] with the bases streamed from host memory
+        /// (the fallback when they do not fit on the device); the scalars on
+        /// the host or on `device_id`.
+        pub fn $host_fn<'a>(device_id: usize, bases: &[$affine], scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
+            let dev = device_arg(device_id)?;
+            let scalars = scalars.into();
+            if scalars.len() != bases.len() {
+                return Err(invalid(format!("{} scalars for {} bases", scalars.len(), bases.len())));
+            }
+            let (host, d) = scalars.raw(device_id)?;
+            let mut out = <$proj as group::Group>::identity();
+            check(unsafe { ffi::$host_msm(dev, bases.as_ptr(), bases.len(), host, d, &mut out) })?;
+            Ok(out)
+        }
+    };
+}
+
+resident!(
+    ResidentG1,
+    G1Affine,
+    G1Projective,
+    cuzk_g1_bases_new,
+    cuzk_g1_bases_free,
+    cuzk_g1_msm_resident,
+    cuzk_g1_msm_host,
+    msm_g1_host,
+    96,
+    "G1 bases resident on one device, for repeated MSMs (SRS H, L, A, B_G1)."
+);
+resident!(
+    ResidentG2,
+    G2Affine,
+    G2Projective,
+    cuzk_g2_bases_new,
+    cuzk_g2_bases_free,
+    cuzk_g2_msm_resident,
+    cuzk_g2_msm_host,
+    msm_g2_host,
+    192,
+    "G2 bases resident on one device, for repeated MSMs (SRS B_G2)."
+);

@@ -1,0 +1,136 @@
+//! Scalar vectors on one device, and an MSM's scalars on the host or a device.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+use blstrs::Scalar;
+use ff::Field;
+
+use super::device::staging_arg;
+use super::error::{check, invalid, Result};
+use super::ffi;
+use crate::mem::{Owner, Tracked};
+
+/// Scalars in one device's memory (an H polynomial, a witness's aux, a
+/// density selection of them), freed on drop.
+pub struct DeviceScalars {
+    handle: NonNull<c_void>,
+    device_id: usize,
+    len: usize,
+    _accounted: Tracked,
+}
+
+// An immutable device buffer plus its length.
+unsafe impl Send for DeviceScalars {}
+unsafe impl Sync for DeviceScalars {}
+
+impl DeviceScalars {
+    /// Takes ownership of a vector the C side allocated (`alloc` scalars).
+    pub(super) fn from_raw(handle: *mut c_void, device_id: usize, len: usize, alloc: usize) -> Result<Self> {
+        let handle = NonNull::new(handle).ok_or_else(|| invalid("null scalars handle"))?;
+        Ok(Self { handle, device_id, len, _accounted: Tracked::new(Owner::Gpu, 32 * alloc.max(1) as u64) })
+    }
+
+    /// Copies `scalars` to `device_id` (through the pinned staging).
+    pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
+        let dev = staging_arg(device_id)?;
+        let mut handle = std::ptr::null_mut();
+        check(unsafe { ffi::cuzk_scalars_upload(dev, scalars.as_ptr(), scalars.len(), &mut handle) })?;
+        Self::from_raw(handle, device_id, scalars.len(), scalars.len())
+    }
+
+    pub fn device_id(&self) -> usize {
+        self.device_id
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The values whose bit is set in `words` (bit `i % 64` of word
+    /// `i / 64`; bits past `len()` ignored), in order, as a new vector on the
+    /// same device: bellperson's density selection, done on the device.
+    pub fn select(&self, words: &[u64]) -> Result<DeviceScalars> {
+        if words.len() < self.len.div_ceil(64) {
+            return Err(invalid(format!("{} bitmap words for {} scalars", words.len(), self.len)));
+        }
+        let mut handle = std::ptr::null_mut();
+        check(unsafe { ffi::cuzk_scalars_select(self.handle.as_ptr(), words.as_ptr(), words.len(), &mut handle) })?;
+        let ones: usize = words[..self.len.div_ceil(64)]
+            .iter()
+            .enumerate()
+            .map(|(w, &x)| {
+                let valid = self.len - 64 * w;
+                let x = if valid < 64 { x & ((1u64 << valid) - 1) } else { x };
+                x.count_ones() as usize
+            })
+            .sum();
+        Self::from_raw(handle, self.device_id, ones, ones)
+    }
+
+    /// Copies the scalars back to the host.
+    pub fn to_host(&self) -> Result<Vec<Scalar>> {
+        let mut out = vec![Scalar::ZERO; self.len];
+        check(unsafe { ffi::cuzk_scalars_download(self.handle.as_ptr(), out.as_mut_ptr(), self.len) })?;
+        Ok(out)
+    }
+}
+
+impl Drop for DeviceScalars {
+    fn drop(&mut self) {
+        unsafe { ffi::cuzk_scalars_free(self.handle.as_ptr()) }
+    }
+}
+
+/// An MSM's scalars: in host memory, or already on the MSM's device.
+#[derive(Clone, Copy)]
+pub enum Scalars<'a> {
+    Host(&'a [Scalar]),
+    Device(&'a DeviceScalars),
+}
+
+impl Scalars<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Scalars::Host(s) => s.len(),
+            Scalars::Device(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The (host pointer, device handle) pair the C MSMs take.
+    pub(super) fn raw(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
+        match self {
+            Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
+            Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
+            Scalars::Device(d) => {
+                Err(invalid(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
+            }
+        }
+    }
+}
+
+impl<'a> From<&'a [Scalar]> for Scalars<'a> {
+    fn from(s: &'a [Scalar]) -> Self {
+        Scalars::Host(s)
+    }
+}
+
+impl<'a> From<&'a Vec<Scalar>> for Scalars<'a> {
+    fn from(s: &'a Vec<Scalar>) -> Self {
+        Scalars::Host(s)
+    }
+}
+
+impl<'a> From<&'a DeviceScalars> for Scalars<'a> {
+    fn from(s: &'a DeviceScalars) -> Self {
+        Scalars::Device(s)
+    }
+}

@@ -1,0 +1,13 @@
+//! The device queries of a build without the `cuda` feature: it has no device.
+
+use crate::{Error, Result};
+
+/// CUDA devices usable by this build: none (built without the `cuda` feature).
+pub fn device_count() -> usize {
+    0
+}
+
+/// Always `Err`: this build has no CUDA device.
+pub fn device_memory(id: u32) -> Result<(u64, u64)> {
+    Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
+}
