@@ -5,8 +5,14 @@ use std::fmt;
 /// What went wrong, with enough detail to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// The caller passed something malformed (wrong length, bad JSON, unknown name).
+    /// The caller passed something malformed (wrong length, bad JSON, bad value).
     InvalidInput(String),
+    /// No built-in circuit has this kind or name.
+    UnknownCircuit(String),
+    /// Known, but not in this build (e.g. PoRep without the `porep` feature).
+    Unsupported(String),
+    /// Proof bytes that do not decode as Groth16 proofs.
+    MalformedProof(String),
     /// The circuit's own synthesis failed (e.g. a missing assignment).
     Synthesis(String),
     /// The witness does not satisfy the constraints.
@@ -35,6 +41,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidInput(m) => write!(f, "invalid input: {m}"),
+            Error::UnknownCircuit(m) | Error::Unsupported(m) | Error::MalformedProof(m) => f.write_str(m),
             Error::Synthesis(m) => write!(f, "circuit synthesis failed: {m}"),
             Error::Unsatisfied { constraint } => {
                 write!(f, "witness does not satisfy constraint {constraint}")

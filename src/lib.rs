@@ -6,14 +6,20 @@
 //! sparse products ([`pce::evaluate`]). The Groth16 backends ([`groth16`]) turn
 //! those into proofs byte-identical to `bellperson::groth16::create_proof`.
 
+#![deny(unsafe_code)]
+
 pub mod circuits;
 pub mod engine;
 pub mod error;
+#[allow(unsafe_code)] // the C ABI: every entry dereferences checked caller pointers
 pub mod ffi;
+#[allow(unsafe_code)] // calls into the CUDA code (cuda/*.cu)
 pub mod gpu;
 pub mod groth16;
+#[allow(unsafe_code)] // glibc's malloc tuning and counters
 pub mod mem;
 pub mod pce;
+#[cfg(feature = "oracles")]
 pub mod reference;
 pub mod witness;
 

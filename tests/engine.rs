@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
-use cuzk::circuits::{Family, Synthetic};
-use cuzk::engine::{
-    footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions,
-};
+use cuzk::circuits::{Family, Statement, Synthetic};
+use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProveOptions, Request};
+use cuzk::groth16::Backend;
 use cuzk::pce::extract;
 use cuzk::Error;
 use rand::SeedableRng;
@@ -45,13 +44,11 @@ fn many_callers_stay_inside_the_budget_and_verify() {
             let (e, pce, params, done) = (&e, &pce, &params, &done);
             let circuit = Synthetic::new(Family::MimcChain, 2000, 100 + i);
             s.spawn(move || {
-                let inputs = circuit.public_inputs();
                 let (_proof, t) = e
-                    .prove(ProofRequest {
+                    .prove(Request {
                         pce,
                         params,
-                        circuit,
-                        public_inputs: Some(inputs),
+                        statement: &Statement::Synthetic(circuit),
                         opts: ProveOptions { backend: Backend::Cpu, ..Default::default() },
                         priority: (i % 3) as u8,
                         cancel: CancelToken::new(),
@@ -76,11 +73,10 @@ fn a_request_larger_than_the_budget_fails_fast() {
     let (c, pce, params) = setup();
     let e = engine(footprint(&pce, Backend::Cpu) - 1, 1);
     let start = Instant::now();
-    let res = e.prove(ProofRequest {
+    let res = e.prove(Request {
         pce: &pce,
         params: &params,
-        circuit: c,
-        public_inputs: None,
+        statement: &Statement::Synthetic(c),
         opts: ProveOptions::default(),
         priority: 0,
         cancel: CancelToken::new(),
@@ -99,11 +95,10 @@ fn cancel_frees_a_queued_reservation() {
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
         let h = s.spawn(|| {
-            e.prove(ProofRequest {
+            e.prove(Request {
                 pce: &pce,
                 params: &params,
-                circuit: c,
-                public_inputs: None,
+                statement: &Statement::Synthetic(c),
                 opts: ProveOptions::default(),
                 priority: 0,
                 cancel: cancel.clone(),

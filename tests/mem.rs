@@ -159,8 +159,9 @@ fn srs_is_loaded_once_and_accounted() {
 /// per-thread arenas that keep them after `free`, one more per thread.
 #[test]
 fn engine_proofs_give_memory_back() {
-    use cuzk::circuits::{Family, Synthetic};
-    use cuzk::engine::{footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, ProofRequest, ProveOptions};
+    use cuzk::circuits::{Family, Statement, Synthetic};
+    use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, ProveOptions, Request};
+    use cuzk::groth16::Backend;
     let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let circuit = |seed| Synthetic::new(Family::Sha256Chain, 1 << 18, seed);
     let pce = extract(circuit(0).blank()).unwrap();
@@ -176,11 +177,10 @@ fn engine_proofs_give_memory_back() {
     .unwrap();
     let prove = |seed| {
         let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: None };
-        e.prove(ProofRequest {
+        e.prove(Request {
             pce: &pce,
             params: &params,
-            circuit: circuit(seed),
-            public_inputs: None,
+            statement: &Statement::Synthetic(circuit(seed)),
             opts,
             priority: 0,
             cancel: CancelToken::new(),

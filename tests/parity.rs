@@ -8,10 +8,9 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
-use cuzk::engine::{prove_one, Backend, ProveOptions};
-use cuzk::groth16::{self, dummy_params};
+use cuzk::groth16::{self, dummy_params, Backend};
 use cuzk::pce::{check_satisfied, evaluate, extract};
-use cuzk::witness::{Sequential, Witness};
+use cuzk::witness::Witness;
 use cuzk::Error;
 use ff::{Field, PrimeField};
 use rand::SeedableRng;
@@ -98,7 +97,7 @@ fn random_proofs_verify() {
         let w = Witness::generate(c.clone()).unwrap();
         let abc = evaluate(&pce, &w).unwrap();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (proof, _) = groth16::prove(&pce, &w, abc, &params, r, s).unwrap();
+        let (proof, _) = groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s).unwrap();
         let inputs = c.public_inputs();
         groth16::verify(&params.vk, &proof, &inputs).expect("valid proof verifies");
         let mut wrong = inputs.clone();
@@ -124,22 +123,20 @@ fn bad_inputs_are_errors() {
     let params = dummy_params(&other, 1);
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
-    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::ParamsMismatch(_))));
+    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::ParamsMismatch(_))));
     // An unsatisfied witness.
     let bad = Traps { corrupt: true, ..c };
-    let wb = Witness::generate(bad.clone()).unwrap();
+    let wb = Witness::generate(bad).unwrap();
     let abc = evaluate(&pce, &wb).unwrap();
     assert!(matches!(check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
     let params = dummy_params(&pce, 1);
-    let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: Some((r, s)) };
-    assert!(matches!(prove_one(&pce, &params, Sequential(bad), None, &opts), Err(Error::Unsatisfied { .. })));
     // A circuit whose synthesis fails is an error, not a panic.
     let missing = Traps { x: None, ..traps(1) };
     assert!(matches!(Witness::generate(missing), Err(Error::Synthesis(_))));
     // A truncated abc.
     let mut abc = evaluate(&pce, &w).unwrap();
     abc.c.pop();
-    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::InvalidInput(_))));
+    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::InvalidInput(_))));
 }
 
 #[test]
@@ -151,7 +148,7 @@ fn identity_delta_is_refused() {
     let w = Witness::generate(c).unwrap();
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
-    assert!(matches!(groth16::prove(&pce, &w, abc, &params, r, s), Err(Error::IdentityDelta)));
+    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::IdentityDelta)));
 }
 
 #[test]

@@ -16,8 +16,12 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use blstrs::Scalar;
-use cuzk::circuits::porep::{self, PorepC1, PorepSize, ProveOptions};
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, Scalar};
+use cuzk::circuits::porep::{self, PorepC1, PorepSize};
+use cuzk::circuits::{Circuit, Statement};
+use cuzk::engine::{self, CancelToken, Engine, EngineConfig, ProveOptions, Request};
+use cuzk::groth16::Backend;
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Room, Witness, WitnessSource};
@@ -34,6 +38,27 @@ fn c1_bytes() -> &'static [u8] {
         let _ = std::fs::remove_dir_all(&dir);
         bytes
     })
+}
+
+/// What a 2 KiB request proves: the C1 above, parsed.
+fn statement() -> Statement {
+    Circuit::Porep(PorepSize::KiB2).statement(0, c1_bytes()).expect("parse C1")
+}
+
+/// Proves the C1 above through a CPU engine, as `cuzk_prove` does: `seal_commit_phase2`'s bytes.
+fn prove(pce: &Pce, params: &Parameters<Bls12>, opts: ProveOptions) -> cuzk::Result<Vec<u8>> {
+    let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() })?;
+    let statement = statement();
+    let (proofs, _) = engine.prove(Request {
+        pce,
+        params,
+        statement: &statement,
+        opts: ProveOptions { backend: Backend::Cpu, ..opts },
+        priority: 0,
+        cancel: CancelToken::new(),
+        observer: None,
+    })?;
+    Ok(engine::proof_bytes(&proofs))
 }
 
 fn c1() -> &'static PorepC1 {
@@ -159,10 +184,10 @@ fn cpu_proof_is_byte_identical_to_bellperson() {
         (0..n).map(|k| (Scalar::from(1000 + k as u64), Scalar::from(2000 + k as u64))).collect();
 
     let t = Instant::now();
-    let opts = ProveOptions { verify: false, randomness: Some(rs.clone()) };
-    let ours = porep::prove_c1(pce, c1, &params, &opts).unwrap();
-    eprintln!("cuzk PCE path, {n} partition(s): {:.2?}", t.elapsed());
-    assert_eq!(ours.len(), n * porep::PARTITION_PROOF_LEN);
+    let opts = ProveOptions { verify: false, randomness: Some(rs.clone()), ..ProveOptions::default() };
+    let ours = prove(pce, &params, opts).unwrap();
+    eprintln!("cuzk PCE path through the engine, {n} partition(s): {:.2?}", t.elapsed());
+    assert_eq!(ours.len(), n * cuzk::groth16::PROOF_BYTES);
 
     let t = Instant::now();
     let mut theirs = Vec::new();
@@ -174,8 +199,14 @@ fn cpu_proof_is_byte_identical_to_bellperson() {
     assert!(ours == theirs, "cuzk proof bytes differ from bellperson's");
 
     // Structurally valid but unsound parameters: the verifier must say no, not crash.
-    assert_eq!(porep::verify_c1_proof(c1, &params.vk, &ours), Err(Error::VerificationFailed));
-    assert!(matches!(porep::verify_c1_proof(c1, &params.vk, &ours[..100]), Err(Error::InvalidInput(_))));
+    let statement = statement();
+    assert_eq!(engine::verify(&params.vk, &statement, &ours), Err(Error::VerificationFailed));
+    assert!(matches!(engine::verify(&params.vk, &statement, &ours[..100]), Err(Error::InvalidInput(_))));
+    let mut garbled = ours.clone();
+    garbled[..48].fill(0xff);
+    assert!(matches!(engine::verify(&params.vk, &statement, &garbled), Err(Error::MalformedProof(_))));
+    // Verification on by default: these parameters are unsound, so the engine refuses the proof.
+    assert_eq!(prove(pce, &params, ProveOptions::default()), Err(Error::VerificationFailed));
 }
 
 #[test]
@@ -184,8 +215,8 @@ fn pce_of_another_circuit_is_refused() {
     let other = cuzk::circuits::Synthetic::new(cuzk::circuits::Family::MimcChain, 64, 1);
     let pce = pce::extract(other.blank()).unwrap();
     let params = cuzk::groth16::dummy_params(&pce, 1);
-    match porep::prove_c1(&pce, c1(), &params, &ProveOptions::default()) {
-        Err(Error::InvalidInput(m)) => assert!(m.contains("does not match this PCE"), "{m}"),
+    match prove(&pce, &params, ProveOptions::default()) {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("another circuit"), "{m}"),
         other => panic!("expected a PCE mismatch error, got {other:?}"),
     }
 }
@@ -319,24 +350,24 @@ fn real_params_prove_and_verify() {
         eprintln!("note: {} is not named {want}", path.display());
     }
     let t = Instant::now();
-    let params = porep::read_params(&path, false).unwrap();
+    let params = cuzk::groth16::read_params(&path, false).unwrap();
     eprintln!("read parameters in {:.2?}", t.elapsed());
     let pce = pce_2k();
-    let c1 = c1();
     let t = Instant::now();
-    let proof = porep::prove_c1(pce, c1, &params, &ProveOptions::default()).unwrap();
-    eprintln!("proved + verified {} partition(s) in {:.2?}", c1.num_partitions(), t.elapsed());
-    porep::verify_c1_proof(c1, &params.vk, &proof).unwrap();
+    let proof = prove(pce, &params, ProveOptions::default()).unwrap();
+    eprintln!("proved + verified {} partition(s) in {:.2?}", c1().num_partitions(), t.elapsed());
+    let statement = statement();
+    engine::verify(&params.vk, &statement, &proof).unwrap();
     let vk_path = path.with_extension("vk");
     if vk_path.exists() {
         let vk = porep::read_verifying_key(&vk_path).unwrap();
-        porep::verify_c1_proof(c1, &vk, &proof).unwrap();
+        engine::verify(&vk, &statement, &proof).unwrap();
         eprintln!("verified against {}", vk_path.display());
     }
     // A corrupted proof must fail.
     let mut bad = proof.clone();
     bad[0] ^= 1;
-    assert!(porep::verify_c1_proof(c1, &params.vk, &bad).is_err());
+    assert!(engine::verify(&params.vk, &statement, &bad).is_err());
 }
 
 fn vm_hwm_kib() -> u64 {

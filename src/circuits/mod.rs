@@ -1,106 +1,314 @@
-//! The circuits cuzk can name: synthetic benchmark families of any size (and
-//! Filecoin PoRep behind the `porep` feature).
+//! The circuits cuzk proves, named one way everywhere — the C ABI, `cuzk-bench` and the tests:
+//! a [`Circuit`] is a kind, a name within the kind and a size. A request's input turns a
+//! circuit into a [`Statement`]: the instances its partitions prove, one Groth16 proof each.
+//! A new circuit kind is a variant of [`Kind`], [`Circuit`], [`Statement`] and [`Instance`], and
+//! its own module; nothing outside this file dispatches on kinds.
 
 pub mod mimc_chain;
 #[cfg(feature = "porep")]
 pub mod porep;
 pub mod sha256_chain;
+mod synthetic;
 
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use std::path::Path;
+use std::sync::Arc;
+
+use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 
 pub use mimc_chain::MimcChain;
 pub use sha256_chain::Sha256Chain;
+pub use synthetic::{Family, Synthetic};
 
+use crate::groth16::PROOF_BYTES;
+use crate::pce::{self, registry, Pce};
+use crate::witness::{Room, Witness, WitnessSource};
 use crate::{Error, Result};
 
-/// A synthetic circuit family.
+/// The largest synthetic size accepted (the compact PCE format's column limit).
+pub const MAX_SYNTHETIC_SIZE: u64 = 1 << 30;
+
+/// The kinds of built-in circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// Boolean-heavy (bellperson's SHA-256 gadgets), like PoRep.
-    Sha256Chain,
-    /// Arithmetic-heavy, many distinct constants.
-    MimcChain,
+pub enum Kind {
+    /// A synthetic benchmark family (`sha256-chain`, `mimc-chain`) at any size.
+    Synthetic,
+    /// Filecoin PoRep C2 (V1_1) of one sector size; needs the `porep` feature.
+    Porep,
 }
 
-impl Family {
-    pub const ALL: [Family; 2] = [Family::Sha256Chain, Family::MimcChain];
+/// One built-in circuit: its R1CS is fixed by this value alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Circuit {
+    /// A synthetic family at a target number of constraints (rows).
+    Synthetic { family: Family, size: usize },
+    /// The partition circuit of one PoRep sector size.
+    #[cfg(feature = "porep")]
+    Porep(porep::PorepSize),
+}
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Sha256Chain => "sha256-chain",
-            Family::MimcChain => "mimc-chain",
+#[cfg(not(feature = "porep"))]
+fn porep_unsupported() -> Error {
+    Error::Unsupported("PoRep circuits need the `porep` feature, which this build lacks".into())
+}
+
+impl Circuit {
+    /// The circuit of `kind` named `name` with `size`: for synthetic circuits a family name and
+    /// the target constraints (1 ..= [`MAX_SYNTHETIC_SIZE`]); for PoRep a sector size (`2KiB`,
+    /// `32GiB`, ...) and size 0.
+    pub fn new(kind: Kind, name: &str, size: u64) -> Result<Circuit> {
+        match kind {
+            Kind::Synthetic => {
+                let family = Family::parse(name)?;
+                if size == 0 {
+                    return Err(Error::InvalidInput("circuit size is 0: give the target number of constraints".into()));
+                }
+                if size > MAX_SYNTHETIC_SIZE {
+                    return Err(Error::TooLarge(format!(
+                        "circuit size {size} is above the limit {MAX_SYNTHETIC_SIZE}"
+                    )));
+                }
+                Ok(Circuit::Synthetic { family, size: size as usize })
+            }
+            Kind::Porep => {
+                if size != 0 {
+                    return Err(Error::InvalidInput("circuit size must be 0 for PoRep".into()));
+                }
+                Self::porep(name)
+            }
         }
     }
 
-    pub fn parse(name: &str) -> Result<Family> {
-        Family::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| Error::InvalidInput(format!("unknown circuit {name:?}")))
+    #[cfg(feature = "porep")]
+    fn porep(sector: &str) -> Result<Circuit> {
+        porep::PorepSize::from_name(sector).map(Circuit::Porep).map_err(|e| match e {
+            Error::InvalidInput(m) => Error::UnknownCircuit(m),
+            other => other,
+        })
+    }
+
+    #[cfg(not(feature = "porep"))]
+    fn porep(_: &str) -> Result<Circuit> {
+        Err(porep_unsupported())
+    }
+
+    /// Parses the command-line form: `porep-<sector size>` (e.g. `porep-32GiB`; `size` ignored),
+    /// or a synthetic family name with `size` target constraints.
+    pub fn parse(name: &str, size: u64) -> Result<Circuit> {
+        match name.strip_prefix("porep-") {
+            Some(sector) => Self::new(Kind::Porep, sector, 0),
+            None => Self::new(Kind::Synthetic, name, size),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Circuit::Synthetic { .. } => Kind::Synthetic,
+            #[cfg(feature = "porep")]
+            Circuit::Porep(_) => Kind::Porep,
+        }
+    }
+
+    /// A short human name: `sha256-chain-2^20`, `mimc-chain-1000`, `porep-32GiB`.
+    pub fn label(&self) -> String {
+        match self {
+            Circuit::Synthetic { family, size } if size.is_power_of_two() => {
+                format!("{}-2^{}", family.name(), size.trailing_zeros())
+            }
+            Circuit::Synthetic { family, size } => format!("{}-{size}", family.name()),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => format!("porep-{s}"),
+        }
+    }
+
+    /// Names the R1CS: equal ids mean equal matrices (what the PCE registry and files are keyed by).
+    pub fn circuit_id(&self) -> Result<String> {
+        match self {
+            Circuit::Synthetic { family, size } => Ok(Synthetic::new(*family, *size, 0).circuit_id()),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => porep::circuit_id(*s),
+        }
+    }
+
+    /// Groth16 proofs per request: one per partition.
+    pub fn partitions(&self) -> usize {
+        match self {
+            Circuit::Synthetic { .. } => 1,
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => s.partitions(),
+        }
+    }
+
+    /// Bytes of a request's proof: [`PROOF_BYTES`] per partition.
+    pub fn proof_len(&self) -> usize {
+        PROOF_BYTES * self.partitions()
+    }
+
+    /// The circuit without a witness: what the PCE and parameters are made from.
+    pub fn blank(&self) -> Result<Instance> {
+        match self {
+            Circuit::Synthetic { family, size } => Ok(Instance::Synthetic(Synthetic::new(*family, *size, 0).blank())),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => porep::blank_circuit(*s).map(Instance::Porep),
+        }
+    }
+
+    /// Records the circuit's PCE from its blank form.
+    pub fn extract_pce(&self) -> Result<Pce> {
+        pce::extract(self.blank()?)
+    }
+
+    /// The process-wide PCE of this circuit: the one already loaded, else the file at `path`
+    /// (`verify_checksums`: check every section), else extracted and saved there.
+    pub fn load_pce(&self, path: &Path, verify_checksums: bool) -> Result<Arc<Pce>> {
+        let id = self.circuit_id()?;
+        let circuit = *self;
+        registry::load_or_extract(&id, path, verify_checksums, move || circuit.extract_pce())
+    }
+
+    /// What a request proves: a synthetic circuit's instance from `seed` (no `input` bytes), or a
+    /// PoRep C1 output in `input` (`seed` 0), parsed and checked against the sector size.
+    pub fn statement(&self, seed: u64, input: &[u8]) -> Result<Statement> {
+        match self {
+            Circuit::Synthetic { family, size } => {
+                if !input.is_empty() {
+                    return Err(Error::InvalidInput("synthetic circuits take no input bytes".into()));
+                }
+                Ok(Statement::Synthetic(Synthetic::new(*family, *size, seed)))
+            }
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => {
+                if input.is_empty() {
+                    return Err(Error::InvalidInput("a PoRep request needs its C1 output as input".into()));
+                }
+                if seed != 0 {
+                    return Err(Error::InvalidInput("the seed must be 0 for PoRep".into()));
+                }
+                porep::PorepC1::parse_for(input, *s).map(|c1| Statement::Porep(Box::new(c1)))
+            }
+        }
     }
 }
 
-/// One instance of a synthetic family at a target size, with its witness seed.
-#[derive(Clone)]
-pub enum Synthetic {
-    Sha256(Sha256Chain),
-    Mimc(MimcChain),
+/// What one request proves: the instance of every partition, and its public inputs.
+pub enum Statement {
+    Synthetic(Synthetic),
+    /// Boxed: a parsed C1 holds every partition's vanilla proofs.
+    #[cfg(feature = "porep")]
+    Porep(Box<porep::PorepC1>),
 }
 
-impl Synthetic {
-    /// The largest instance whose rows fit in `constraints`, with a witness from `seed`.
-    pub fn new(family: Family, constraints: usize, seed: u64) -> Synthetic {
-        match family {
-            Family::Sha256Chain => Synthetic::Sha256(Sha256Chain::random(Sha256Chain::k_for(constraints), seed)),
-            Family::MimcChain => Synthetic::Mimc(MimcChain::random(MimcChain::rounds_for(constraints), seed)),
-        }
-    }
-
-    /// The same circuit without a witness, for PCE extraction.
-    pub fn blank(&self) -> Synthetic {
+impl std::fmt::Debug for Statement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Synthetic::Sha256(c) => Synthetic::Sha256(Sha256Chain::blank(c.k)),
-            Synthetic::Mimc(c) => Synthetic::Mimc(MimcChain::blank(c.rounds)),
-        }
-    }
-
-    /// Names the R1CS (not the witness): equal ids mean equal matrices.
-    pub fn circuit_id(&self) -> String {
-        match self {
-            Synthetic::Sha256(c) => format!("sha256-chain-k{}-v1", c.k),
-            Synthetic::Mimc(c) => format!("mimc-chain-r{}-v1", c.rounds),
-        }
-    }
-
-    /// Rows bellperson's prover will have (input rows included).
-    pub fn rows(&self) -> usize {
-        match self {
-            Synthetic::Sha256(c) => Sha256Chain::rows(c.k),
-            Synthetic::Mimc(c) => MimcChain::rows(c.rounds),
-        }
-    }
-
-    /// The verifier's public inputs (without the ONE), computed natively.
-    pub fn public_inputs(&self) -> Vec<Scalar> {
-        match self {
-            Synthetic::Sha256(c) => c.public_inputs(),
-            Synthetic::Mimc(c) => c.public_inputs(),
+            Statement::Synthetic(c) => write!(f, "Statement({})", c.circuit_id()),
+            #[cfg(feature = "porep")]
+            Statement::Porep(c1) => write!(f, "Statement({c1:?})"),
         }
     }
 }
 
-impl crate::witness::WitnessSource for Synthetic {
-    fn witness(self, room: crate::witness::Room) -> crate::Result<crate::witness::Witness> {
-        crate::witness::Witness::generate_sized(self, room)
+impl Statement {
+    pub fn partitions(&self) -> usize {
+        match self {
+            Statement::Synthetic(_) => 1,
+            #[cfg(feature = "porep")]
+            Statement::Porep(c1) => c1.num_partitions(),
+        }
+    }
+
+    fn check_partition(&self, k: usize) -> Result<()> {
+        match k < self.partitions() {
+            true => Ok(()),
+            false => Err(Error::InvalidInput(format!("partition {k} of {}", self.partitions()))),
+        }
+    }
+
+    /// Partition `k`'s circuit, with its witness values.
+    pub fn instance(&self, k: usize) -> Result<Instance> {
+        self.check_partition(k)?;
+        match self {
+            Statement::Synthetic(c) => Ok(Instance::Synthetic(c.clone())),
+            #[cfg(feature = "porep")]
+            Statement::Porep(c1) => c1.circuit(k).map(Instance::Porep),
+        }
+    }
+
+    /// Partition `k`'s public inputs as the verifier computes them (without the ONE).
+    pub fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
+        self.check_partition(k)?;
+        match self {
+            Statement::Synthetic(c) => Ok(c.public_inputs()),
+            #[cfg(feature = "porep")]
+            Statement::Porep(c1) => c1.public_inputs(k),
+        }
     }
 }
 
-impl Circuit<Scalar> for Synthetic {
+/// One partition's circuit: a bellperson circuit and a [`WitnessSource`].
+pub enum Instance {
+    Synthetic(Synthetic),
+    #[cfg(feature = "porep")]
+    Porep(porep::PorepCircuit),
+}
+
+impl bellperson::Circuit<Scalar> for Instance {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
         match self {
-            Synthetic::Sha256(c) => c.synthesize(cs),
-            Synthetic::Mimc(c) => c.synthesize(cs),
+            Instance::Synthetic(c) => c.synthesize(cs),
+            #[cfg(feature = "porep")]
+            Instance::Porep(c) => c.synthesize(cs),
         }
+    }
+}
+
+impl WitnessSource for Instance {
+    fn witness(self, room: Room) -> Result<Witness> {
+        match self {
+            Instance::Synthetic(c) => c.witness(room),
+            #[cfg(feature = "porep")]
+            Instance::Porep(c) => c.witness(room),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_to_one_circuit() {
+        let c = Circuit::parse("sha256-chain", 1 << 16).unwrap();
+        assert_eq!(c, Circuit::new(Kind::Synthetic, "sha256-chain", 1 << 16).unwrap());
+        assert_eq!(
+            (c.kind(), c.label(), c.partitions(), c.proof_len()),
+            (Kind::Synthetic, "sha256-chain-2^16".into(), 1, 192)
+        );
+        assert!(matches!(Circuit::parse("nope", 10), Err(Error::UnknownCircuit(_))));
+        assert!(matches!(Circuit::parse("mimc-chain", 0), Err(Error::InvalidInput(_))));
+        assert!(matches!(Circuit::parse("mimc-chain", MAX_SYNTHETIC_SIZE + 1), Err(Error::TooLarge(_))));
+        assert!(matches!(Circuit::new(Kind::Porep, "2KiB", 5), Err(Error::InvalidInput(_))));
+        #[cfg(feature = "porep")]
+        {
+            let p = Circuit::parse("porep-32GiB", 0).unwrap();
+            assert_eq!(
+                (p.kind(), p.label(), p.partitions(), p.proof_len()),
+                (Kind::Porep, "porep-32GiB".into(), 10, 1920)
+            );
+            assert_eq!(p, Circuit::new(Kind::Porep, "32g", 0).unwrap());
+            assert!(matches!(Circuit::parse("porep-3GiB", 0), Err(Error::UnknownCircuit(_))));
+        }
+        #[cfg(not(feature = "porep"))]
+        assert!(matches!(Circuit::parse("porep-2KiB", 0), Err(Error::Unsupported(_))));
+    }
+
+    #[test]
+    fn statements_check_their_input() {
+        let c = Circuit::parse("mimc-chain", 100).unwrap();
+        assert!(matches!(c.statement(1, b"x"), Err(Error::InvalidInput(_))));
+        let s = c.statement(7, &[]).unwrap();
+        assert_eq!(s.partitions(), 1);
+        assert!(s.instance(1).is_err());
+        assert_eq!(s.public_inputs(0).unwrap(), Synthetic::new(Family::MimcChain, 100, 7).public_inputs());
     }
 }

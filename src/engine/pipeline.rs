@@ -1,264 +1,29 @@
-//! The engine: many proofs at once, each reserving its exact footprint from a
-//! memory budget before it allocates (its witness when admitted, its a, b, c
-//! when SpMV starts, by at most two proofs per device at once); witnesses and
-//! SpMVs on two CPU pools, the backend stage gated by a fixed number of
-//! workers per device, so the next proof's synthesis overlaps the current
-//! one's GPU (or CPU MSM) work.
+//! The [`Engine`] and one partition's way through it: admitted by the budget, its witness made
+//! on the witness pool, its a, b, c on the SpMV pool once it may hold them, its backend stage
+//! on a worker of a device, then verified.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
+use ff::Field;
 
-use super::budget::{CancelToken, MemoryBudget, Priority, Reservation};
-use super::{gpu_count, prove_on, seconds_since, verify_into, Backend, ProveOptions, Timings};
-use crate::groth16::ProveTimings;
+use super::budget::{MemoryBudget, Priority, Reservation};
+use super::config::{renice_this_thread, EngineConfig};
+use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
+use super::lanes::{DeviceStats, Lanes};
+use super::{CancelToken, Timings};
+use crate::groth16::{self, Backend, ProveTimings};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
 use crate::witness::{Room, Witness, WitnessSource};
-use crate::{Error, Result};
+use crate::{gpu, Error, Result};
 
-/// The host memory the engine may use for in-flight proofs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetSpec {
-    Bytes(u64),
-    /// `MemAvailable` at start-up minus a safety margin.
-    Available {
-        margin: u64,
-    },
-}
-
-impl BudgetSpec {
-    fn bytes(self) -> Result<u64> {
-        match self {
-            BudgetSpec::Bytes(b) => Ok(b),
-            BudgetSpec::Available { margin } => {
-                let info = std::fs::read_to_string("/proc/meminfo")?;
-                let avail = crate::mem::parse_status_field(&info, "MemAvailable");
-                Ok(avail.saturating_sub(margin))
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// Threads for witness generation, and as many again for SpMV (0: one
-    /// per core each).
-    pub synthesis_threads: usize,
-    /// Added to the nice value of the thread that creates the engine, for
-    /// the synthesis threads ([`SYNTHESIS_NICE`] by default; 0: the same
-    /// priority).
-    pub synthesis_nice: i32,
-    /// GPUs to use (`None`: all; none present or an empty list: the CPU).
-    pub devices: Option<Vec<u32>>,
-    /// Backend-stage workers per device (the CPU counts as one device).
-    pub workers_per_device: usize,
-    pub budget: BudgetSpec,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            synthesis_threads: 0,
-            synthesis_nice: SYNTHESIS_NICE,
-            devices: None,
-            workers_per_device: 1,
-            budget: BudgetSpec::Available { margin: 4 << 30 },
-        }
-    }
-}
-
-/// The synthesis threads' default nice value: above the callers' and the
-/// backend's, so that the short host steps of a GPU's backend stage (copies
-/// into the pinned staging, an MSM's final sums) preempt the synthesis
-/// threads, which have slack (a proof's SpMV finishes well before a worker
-/// is free for it), instead of leaving the GPU waiting.
-pub const SYNTHESIS_NICE: i32 = 10;
-
-/// Adds `nice` to the calling thread's nice value (on Linux a nice value is
-/// per thread; raising it needs no privilege, lowering it would).
-#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-fn renice_this_thread(nice: i32) {
-    #[cfg(target_os = "linux")]
-    if nice > 0 {
-        // SAFETY: getpriority/setpriority on this thread's own id; no memory
-        // is involved. A failure leaves the priority as it was.
-        unsafe {
-            let tid = libc::gettid() as libc::id_t;
-            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
-            libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(nice));
-        }
-    }
-}
-
-/// How many backend failures in a row take a device out of `Auto` rotation.
-const FAILURES_TO_SIDELINE: u32 = 3;
-
-/// One device's (or the CPU's) backend-stage workers and counters.
-#[derive(Default)]
-struct Lane {
-    free: usize,
-    proofs: u64,
-    failures: u64,
-    failures_in_a_row: u32,
-    /// Seconds with at least one backend stage running, closed intervals.
-    busy: f64,
-    busy_since: Option<Instant>,
-}
-
-impl Lane {
-    fn healthy(&self) -> bool {
-        self.failures_in_a_row < FAILURES_TO_SIDELINE
-    }
-}
-
-/// What one of the engine's devices has done so far.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceStats {
-    pub backend: Backend,
-    pub workers: usize,
-    /// Workers running a backend stage now.
-    pub in_use: usize,
-    /// Backend stages that succeeded / failed.
-    pub proofs: u64,
-    pub failures: u64,
-    /// Wall seconds with at least one backend stage running (the union of
-    /// their intervals, so busy / wall is the device's busy fraction).
-    pub busy_seconds: f64,
-    /// False once it failed `FAILURES_TO_SIDELINE` times in a row: `Auto`
-    /// requests avoid it (a request naming it still goes there, and a success
-    /// brings it back).
-    pub healthy: bool,
-    /// Device memory (cudaMemGetInfo) now; 0 for the CPU.
-    pub vram_free: u64,
-    pub vram_total: u64,
-}
-
-/// The devices' workers behind one lock, so a request can wait for whichever
-/// device frees a worker first.
-struct Lanes {
-    backends: Vec<Backend>,
-    workers: usize,
-    state: Mutex<Vec<Lane>>,
-    freed: Condvar,
-}
-
-/// A backend-stage worker of lane `index`, given back on drop.
-struct Slot<'a> {
-    lanes: &'a Lanes,
-    index: usize,
-}
-
-impl Lanes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lane>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Waits for a worker of the wanted device, or with `Auto` of whichever
-    /// healthy device (other than `avoid`) has one free first.
-    fn acquire(&self, want: Backend, avoid: Option<Backend>, cancel: &CancelToken) -> Result<Slot<'_>> {
-        let allowed: Vec<usize> = match want {
-            Backend::Auto => (0..self.backends.len()).filter(|&i| Some(self.backends[i]) != avoid).collect(),
-            b => vec![self.index_of(b)?],
-        };
-        let mut st = self.lock();
-        loop {
-            cancel.check()?;
-            let usable: Vec<usize> =
-                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy()).collect();
-            if usable.is_empty() {
-                return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
-            }
-            // Most free workers first; ties go to the first listed.
-            if let Some(i) =
-                usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free))
-            {
-                let lane = &mut st[i];
-                lane.free -= 1;
-                if lane.free + 1 == self.workers {
-                    lane.busy_since = Some(Instant::now());
-                }
-                return Ok(Slot { lanes: self, index: i });
-            }
-            st = self.freed.wait_timeout(st, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
-        }
-    }
-
-    fn index_of(&self, b: Backend) -> Result<usize> {
-        self.backends.iter().position(|&x| x == b).ok_or_else(|| {
-            Error::InvalidInput(format!("{b:?} is not one of this engine's devices {:?}", self.backends))
-        })
-    }
-
-    /// Counts a backend outcome; only device errors count against its health.
-    fn record<T>(&self, index: usize, outcome: &Result<T>) {
-        let lane = &mut self.lock()[index];
-        match outcome {
-            Ok(_) => {
-                lane.proofs += 1;
-                lane.failures_in_a_row = 0;
-            }
-            Err(e) => {
-                lane.failures += 1;
-                if matches!(e, Error::Gpu(_)) {
-                    lane.failures_in_a_row += 1;
-                }
-            }
-        }
-    }
-
-    fn stats(&self) -> Vec<DeviceStats> {
-        let st = self.lock();
-        self.backends
-            .iter()
-            .zip(st.iter())
-            .map(|(&backend, lane)| {
-                let (vram_free, vram_total) = match backend {
-                    Backend::Cuda(id) => super::device_memory(id).unwrap_or((0, 0)),
-                    _ => (0, 0),
-                };
-                DeviceStats {
-                    backend,
-                    workers: self.workers,
-                    in_use: self.workers - lane.free,
-                    proofs: lane.proofs,
-                    failures: lane.failures,
-                    busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
-                    healthy: lane.healthy(),
-                    vram_free,
-                    vram_total,
-                }
-            })
-            .collect()
-    }
-}
-
-impl Slot<'_> {
-    fn backend(&self) -> Backend {
-        self.lanes.backends[self.index]
-    }
-}
-
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        let mut st = self.lanes.lock();
-        let lane = &mut st[self.index];
-        lane.free += 1;
-        if lane.free == self.lanes.workers {
-            if let Some(t) = lane.busy_since.take() {
-                lane.busy += t.elapsed().as_secs_f64();
-            }
-        }
-        drop(st);
-        self.lanes.freed.notify_all();
-    }
-}
-
-/// The backend stage (H and the MSMs) on one device. The engine's seam: tests
-/// put a double here to stand in for several GPUs, and to make one fail.
+/// The backend stage (H and the MSMs) on one device: [`groth16::prove`]. The engine's seam:
+/// tests put a double here to stand in for several GPUs, and to make one fail.
 pub(crate) trait BackendStage: Send + Sync {
+    #[allow(clippy::too_many_arguments)]
     fn prove(
         &self,
         backend: Backend,
@@ -266,14 +31,15 @@ pub(crate) trait BackendStage: Send + Sync {
         w: &Witness,
         abc: Abc,
         params: &Parameters<Bls12>,
-        opts: &ProveOptions,
+        r: Scalar,
+        s: Scalar,
     ) -> Result<(Proof<Bls12>, ProveTimings)>;
 }
 
 /// The real backends.
-struct Backends;
+struct Groth16Backends;
 
-impl BackendStage for Backends {
+impl BackendStage for Groth16Backends {
     fn prove(
         &self,
         backend: Backend,
@@ -281,23 +47,25 @@ impl BackendStage for Backends {
         w: &Witness,
         abc: Abc,
         params: &Parameters<Bls12>,
-        opts: &ProveOptions,
+        r: Scalar,
+        s: Scalar,
     ) -> Result<(Proof<Bls12>, ProveTimings)> {
-        prove_on(backend, pce, w, abc, params, opts)
+        groth16::prove(backend, pce, w, abc, params, r, s)
     }
 }
 
-/// One proof to make.
-pub struct ProofRequest<'a, C> {
+/// One partition to prove (a request's part; see `request.rs`).
+pub(crate) struct Partition<'a, C> {
     pub pce: &'a Pce,
     pub params: &'a Parameters<Bls12>,
     pub circuit: C,
-    /// The statement to verify against (without the ONE); `None`: the witness's inputs.
-    pub public_inputs: Option<Vec<Scalar>>,
-    pub opts: ProveOptions,
+    /// The public inputs to verify against (without the ONE); `None`: no verification.
+    pub verify_against: Option<Vec<Scalar>>,
+    pub backend: Backend,
+    /// Fixed (r, s); `None` draws them from the OS.
+    pub randomness: Option<(Scalar, Scalar)>,
     pub priority: Priority,
     pub cancel: CancelToken,
-    /// Called after each stage (for benchmarks that sample memory per stage).
     pub observer: Option<&'a (dyn Fn(Stage) + Sync)>,
 }
 
@@ -324,6 +92,7 @@ impl Stage {
     }
 }
 
+/// Proves many requests at once, safe to share between threads.
 pub struct Engine {
     budget: Arc<MemoryBudget>,
     /// Witness generation. Its jobs are long and sequential (one circuit's
@@ -337,40 +106,6 @@ pub struct Engine {
     lanes: Lanes,
     stage: Box<dyn BackendStage>,
 }
-
-/// Host bytes one in-flight proof holds at its peak, from the PCE's exact
-/// dimensions. Both backends hold the witness (`32·(inputs + aux)`, allocated
-/// once at its final size) and a, b, c. The CPU backend pads a, b, c to the
-/// domain in place for its NTTs and holds the domain's twiddle tables
-/// (`3·32·m + 32·m`, the peak; the later MSM scalar copies are smaller). The
-/// CUDA backend keeps them at `n` rows until they are on the device (`3·32·n`);
-/// H, the aux upload and the density selections live on the device, and the
-/// pinned staging the uploads go through is per device, not per proof.
-pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
-    let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
-    let (n, m) = (pce.num_constraints() as u64, pce.domain_size() as u64);
-    match backend {
-        Backend::Cuda(_) => witness + 96 * n,
-        Backend::Cpu | Backend::Auto => witness + 128 * m,
-    }
-}
-
-/// The part of [`footprint`] that is a, b and c: the proof's peak stage,
-/// reserved from the budget just before SpMV and given back the moment the
-/// backend frees them (after the upload on a GPU, after the NTTs on the CPU);
-/// the rest covers the witness (and on the CPU H's coefficients).
-fn abc_part(pce: &Pce, backend: Backend) -> u64 {
-    match backend {
-        Backend::Cuda(_) => 96 * pce.num_constraints() as u64,
-        Backend::Cpu | Backend::Auto => 96 * pce.domain_size() as u64,
-    }
-}
-
-/// Proofs per device that may hold a, b, c at once: one uploading (or in the
-/// CPU's NTTs) and one ready for the next free worker. More would only queue
-/// for the device holding memory; SpMV is short beside the backend stage, so
-/// two keep every worker fed.
-pub const ABC_HOLDERS_PER_DEVICE: usize = 2;
 
 /// The budget's hold on one proof's a, b, c: their reservation, which keeps
 /// their buffers for the next proof when the backend is done with them.
@@ -389,16 +124,18 @@ impl AbcLease for Lease {
 }
 
 impl Engine {
+    /// An engine on the configured GPUs (all of them by default), or on the CPU when there are
+    /// none or the list is empty.
     pub fn new(cfg: EngineConfig) -> Result<Engine> {
         let ids: Vec<u32> = match &cfg.devices {
             Some(ids) => ids.clone(),
-            None => (0..gpu_count() as u32).collect(),
+            None => (0..gpu::device_count() as u32).collect(),
         };
         for &id in &ids {
-            super::check_device(id)?;
+            gpu::check_device(id)?;
         }
         let backends = if ids.is_empty() { vec![Backend::Cpu] } else { ids.into_iter().map(Backend::Cuda).collect() };
-        Self::with_stage(cfg, backends, Box::new(Backends))
+        Self::with_stage(cfg, backends, Box::new(Groth16Backends))
     }
 
     /// An engine over the given backends, with `stage` running their backend
@@ -421,25 +158,12 @@ impl Engine {
                 .map_err(|e| Error::InvalidInput(format!("{name} pool: {e}")))
         };
         let (witness, spmv) = (pool("witness")?, pool("spmv")?);
-        let mut seen = Vec::new();
-        for b in &backends {
-            if seen.contains(b) {
-                return Err(Error::InvalidInput(format!("{b:?} is listed twice")));
-            }
-            seen.push(*b);
-        }
-        let workers = cfg.workers_per_device.max(1);
         let abc_holders = ABC_HOLDERS_PER_DEVICE * backends.len();
         Ok(Engine {
             budget: MemoryBudget::with_stage_limit(cfg.budget.bytes()?, abc_holders),
             witness,
             spmv,
-            lanes: Lanes {
-                state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
-                backends,
-                workers,
-                freed: Condvar::new(),
-            },
+            lanes: Lanes::new(backends, cfg.workers_per_device.max(1))?,
             stage,
         })
     }
@@ -458,9 +182,14 @@ impl Engine {
         self.lanes.stats()
     }
 
-    /// The footprint of a proof of `pce` on this engine's devices (all of one kind).
+    /// The kind of device this engine proves on (every lane is the same kind).
+    fn kind(&self) -> Backend {
+        self.lanes.backends[0]
+    }
+
+    /// The footprint of a proof of `pce` on this engine's devices.
     pub fn footprint(&self, pce: &Pce) -> u64 {
-        footprint(pce, self.lanes.backends[0])
+        footprint(pce, self.kind())
     }
 
     /// Proofs that may hold a, b, c at once ([`ABC_HOLDERS_PER_DEVICE`] per device).
@@ -468,34 +197,35 @@ impl Engine {
         self.budget.stage_limit()
     }
 
-    /// Predicted peak RSS for `j` proofs in flight: what is resident once the
-    /// engine is warm (`static_bytes`: runtime, GPU driver, PCE, SRS — measured
-    /// after a first proof, or summed from the accounting), plus `j` witnesses
-    /// (the footprint without a, b, c), plus a, b, c for as many proofs as may
-    /// hold them at once.
+    /// Predicted peak RSS for `j` proofs of `pce` in flight, over `static_bytes` resident once
+    /// the engine is warm (see [`super::footprint::predicted_peak`]).
     pub fn predicted_peak(&self, static_bytes: u64, pce: &Pce, j: usize) -> u64 {
-        let abc = abc_part(pce, self.lanes.backends[0]);
-        let rest = self.footprint(pce) - abc;
-        static_bytes + j as u64 * rest + j.min(self.abc_holders()) as u64 * abc
+        super::footprint::predicted_peak(static_bytes, pce, self.kind(), j, self.abc_holders())
     }
 
-    /// Proves one request; safe to call from many threads at once. Waits for
+    /// [`Engine::predicted_peak`] over the process's RSS now, less the buffers this engine keeps
+    /// for reuse: call it once warm (PCE and parameters loaded, one proof done).
+    pub fn predicted_peak_now(&self, pce: &Pce, j: usize) -> u64 {
+        let now = crate::mem::stats().rss_bytes.saturating_sub(self.budget.idle_bytes());
+        self.predicted_peak(now, pce, j)
+    }
+
+    /// Proves one partition; safe to call from many threads at once. Waits for
     /// budget (by priority), makes the witness, waits for its turn to hold a,
     /// b, c, evaluates them, then waits for a worker of the named device — or,
     /// with `Auto`, of whichever healthy device frees one first.
     /// A cancel while waiting (or between stages) returns `Cancelled` and
     /// frees the reservation. An `Auto` request whose device fails is retried
     /// once on another one.
-    pub fn prove<C: WitnessSource>(&self, req: ProofRequest<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
-        let ProofRequest { pce, params, circuit, public_inputs, opts, priority, cancel, observer } = req;
+    pub(crate) fn prove_partition<C: WitnessSource>(&self, p: Partition<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
+        let Partition { pce, params, circuit, verify_against, backend, randomness, priority, cancel, observer } = p;
         let notify = |s: Stage| {
             if let Some(f) = observer {
                 f(s)
             }
         };
-        // Every lane of an engine is the same kind (CUDA devices, or the CPU).
-        let kind = match opts.backend {
-            Backend::Auto => self.lanes.backends[0],
+        let kind = match backend {
+            Backend::Auto => self.kind(),
             b => self.lanes.backends[self.lanes.index_of(b)?],
         };
         let start = Instant::now();
@@ -508,6 +238,10 @@ impl Engine {
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
+        let (r, s) = randomness.unwrap_or_else(|| {
+            let mut rng = rand::rngs::OsRng;
+            (Scalar::random(&mut rng), Scalar::random(&mut rng))
+        });
         let mut failed = None;
         let (proof, pt) = loop {
             // A GPU needs n rows; the CPU pads them to the domain in place.
@@ -537,18 +271,16 @@ impl Engine {
             let tracked = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
             abc.hold(Lease { budget: self.budget.clone(), part, _tracked: tracked });
             let wait = Instant::now();
-            let slot = self.lanes.acquire(opts.backend, failed, &cancel)?;
+            let worker = self.lanes.acquire(backend, failed, &cancel)?;
             t.queued += seconds_since(wait);
             notify(Stage::Backend);
-            let outcome = self.stage.prove(slot.backend(), pce, &w, abc, params, &opts);
-            self.lanes.record(slot.index, &outcome);
-            let device = slot.backend();
-            drop(slot);
+            let device = worker.backend();
+            let outcome = self.stage.prove(device, pce, &w, abc, params, r, s);
+            self.lanes.record(worker.index(), &outcome);
+            drop(worker);
             t.backend = Some(device);
             match outcome {
-                Err(Error::Gpu(m))
-                    if opts.backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 =>
-                {
+                Err(Error::Gpu(m)) if backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
                     // a, b, c died with the failed attempt; the loop makes them again.
                     log::warn!("{device:?} failed ({m}); retrying on another device");
                     failed = Some(device);
@@ -556,14 +288,21 @@ impl Engine {
                 other => break other?,
             }
         };
-        let Witness { inputs, aux } = w;
-        self.budget.give_idle(aux, &mut reservation, Owner::Witness);
+        self.budget.give_idle(w.aux, &mut reservation, Owner::Witness);
         drop(reservation);
         t.prove = pt;
         notify(Stage::Prove);
-        verify_into(&mut t, params, &proof, public_inputs.as_deref().unwrap_or(&inputs[1..]), &opts)?;
+        if let Some(inputs) = verify_against {
+            let verify = Instant::now();
+            groth16::verify(&params.vk, &proof, &inputs)?;
+            t.verify = seconds_since(verify);
+        }
         notify(Stage::Verify);
         t.total = seconds_since(start);
         Ok((proof, t))
     }
+}
+
+pub(super) fn seconds_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
 }

@@ -6,16 +6,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bellperson::groth16::{generate_random_parameters, Parameters, Proof};
-use blstrs::Bls12;
+use blstrs::{Bls12, Scalar};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use super::pipeline::BackendStage;
+use super::pipeline::{BackendStage, Partition};
+use super::request::Partitions;
 use super::*;
 use crate::circuits::{Family, Synthetic};
+use crate::groth16::Backend;
 use crate::groth16::ProveTimings;
 use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
+use crate::Error;
 
 /// "GPUs" that prove on the CPU; `broken` ones fail with a device error. It
 /// records, for each call, the budget in use before and after a, b, c die,
@@ -38,7 +41,8 @@ impl BackendStage for Arc<FakeGpus> {
         w: &Witness,
         abc: Abc,
         params: &Parameters<Bls12>,
-        opts: &ProveOptions,
+        r: Scalar,
+        s: Scalar,
     ) -> crate::Result<(Proof<Bls12>, ProveTimings)> {
         self.calls.lock().unwrap().push(backend);
         while self.hold.load(Ordering::SeqCst) {
@@ -57,7 +61,7 @@ impl BackendStage for Arc<FakeGpus> {
         let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
         abc.release();
         self.used_around_abc.lock().unwrap().push((before, budget.held()));
-        prove_on(Backend::Cpu, pce, w, copy, params, opts)
+        crate::groth16::prove(Backend::Cpu, pce, w, copy, params, r, s)
     }
 }
 
@@ -71,6 +75,8 @@ impl Drop for Release<'_> {
     }
 }
 
+type Proved = crate::Result<(Proof<Bls12>, Timings)>;
+
 /// Starts an `Auto` request per seed, each on its own scoped thread.
 fn spawn_proofs<'s, 'e: 's>(
     s: &'s std::thread::Scope<'s, 'e>,
@@ -78,8 +84,8 @@ fn spawn_proofs<'s, 'e: 's>(
     pce: &'e Pce,
     params: &'e Parameters<Bls12>,
     seeds: std::ops::Range<u64>,
-) -> Vec<std::thread::ScopedJoinHandle<'s, crate::Result<(Proof<Bls12>, Timings)>>> {
-    seeds.map(|seed| s.spawn(move || e.prove(request(pce, params, seed, Backend::Auto)))).collect()
+) -> Vec<std::thread::ScopedJoinHandle<'s, Proved>> {
+    seeds.map(|seed| s.spawn(move || e.prove_partition(request(pce, params, seed, Backend::Auto)))).collect()
 }
 
 fn setup() -> (Pce, Parameters<Bls12>) {
@@ -101,19 +107,15 @@ fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
     e
 }
 
-fn request<'a>(
-    pce: &'a Pce,
-    params: &'a Parameters<Bls12>,
-    seed: u64,
-    backend: Backend,
-) -> ProofRequest<'a, Synthetic> {
+fn request<'a>(pce: &'a Pce, params: &'a Parameters<Bls12>, seed: u64, backend: Backend) -> Partition<'a, Synthetic> {
     let circuit = Synthetic::new(Family::MimcChain, 1000, seed);
-    ProofRequest {
+    Partition {
         pce,
         params,
-        public_inputs: Some(circuit.public_inputs()),
+        verify_against: Some(circuit.public_inputs()),
         circuit,
-        opts: ProveOptions { backend, ..Default::default() },
+        backend,
+        randomness: None,
         priority: 0,
         cancel: CancelToken::new(),
         observer: None,
@@ -125,9 +127,9 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
     let e = engine(&gpus, 3, 1 << 30);
-    e.prove(request(&pce, &params, 1, Backend::Cuda(2))).unwrap();
+    e.prove_partition(request(&pce, &params, 1, Backend::Cuda(2))).unwrap();
     assert_eq!(*gpus.calls.lock().unwrap(), [Backend::Cuda(2)]);
-    assert!(matches!(e.prove(request(&pce, &params, 1, Backend::Cuda(7))), Err(Error::InvalidInput(_))));
+    assert!(matches!(e.prove_partition(request(&pce, &params, 1, Backend::Cuda(7))), Err(Error::InvalidInput(_))));
 
     // Six Auto requests at once, every device held busy until all are queued:
     // each device takes some.
@@ -161,7 +163,7 @@ fn a_failing_device_does_not_poison_the_others() {
 
     // Named: the error comes back as it is.
     for _ in 0..FAILURES {
-        assert!(matches!(e.prove(request(&pce, &params, 3, Backend::Cuda(1))), Err(Error::Gpu(_))));
+        assert!(matches!(e.prove_partition(request(&pce, &params, 3, Backend::Cuda(1))), Err(Error::Gpu(_))));
     }
     let s = e.device_stats();
     assert!(!s[1].healthy && s[1].failures == FAILURES as u64, "{s:?}");
@@ -172,7 +174,7 @@ fn a_failing_device_does_not_poison_the_others() {
     std::thread::scope(|s| {
         for i in 0..4 {
             let (e, pce, params) = (&e, &pce, &params);
-            s.spawn(move || e.prove(request(pce, params, 20 + i, Backend::Auto)).expect("verified"));
+            s.spawn(move || e.prove_partition(request(pce, params, 20 + i, Backend::Auto)).expect("verified"));
         }
     });
     assert!(gpus.calls.lock().unwrap().iter().all(|&b| b == Backend::Cuda(0)));
@@ -189,7 +191,7 @@ fn an_auto_request_is_retried_on_another_device() {
     // Device 0 breaks while it looks healthy: the first Auto request lands on
     // it (most free workers, first in order), fails, and is proved on 1.
     gpus.broken.lock().unwrap().push(0);
-    let (_, t) = e.prove(request(&pce, &params, 5, Backend::Auto)).expect("retried and verified");
+    let (_, t) = e.prove_partition(request(&pce, &params, 5, Backend::Auto)).expect("retried and verified");
     assert!(t.verify > 0.0);
     assert_eq!(*gpus.calls.lock().unwrap(), [Backend::Cuda(0), Backend::Cuda(1)]);
     let s = e.device_stats();
@@ -202,7 +204,7 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
     let e = engine(&gpus, 1, 1 << 30);
-    e.prove(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();
+    e.prove_partition(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();
     let fp = footprint(&pce, Backend::Cuda(0));
     let abc = 96 * pce.num_constraints() as u64;
     assert_eq!(*gpus.used_around_abc.lock().unwrap(), [(fp, fp - abc)]);
@@ -221,7 +223,7 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
     let e = engine(&gpus, 1, fp);
     let kept = 32 * pce.num_aux as u64 + 96 * pce.num_constraints() as u64;
     for seed in [1, 2] {
-        e.prove(request(&pce, &params, seed, Backend::Cuda(0))).unwrap();
+        e.prove_partition(request(&pce, &params, seed, Backend::Cuda(0))).unwrap();
         assert_eq!((e.budget().held(), e.budget().idle_bytes(), e.budget().used()), (0, kept, kept));
     }
     let at = gpus.buffers.lock().unwrap().clone();
@@ -232,7 +234,7 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
     drop(all);
     assert_eq!(e.budget().used(), 0);
     // What `cuzk_mem_trim` does for every engine.
-    e.prove(request(&pce, &params, 3, Backend::Cuda(0))).unwrap();
+    e.prove_partition(request(&pce, &params, 3, Backend::Cuda(0))).unwrap();
     assert_eq!(e.budget().idle_bytes(), kept);
     drop_idle_buffers();
     assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, 0));
@@ -252,8 +254,9 @@ fn cancel_frees_a_request_waiting_to_hold_abc() {
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
         let holders = spawn_proofs(s, &e, &pce, &params, 40..42);
-        let third =
-            s.spawn(|| e.prove(ProofRequest { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) }));
+        let third = s.spawn(|| {
+            e.prove_partition(Partition { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) })
+        });
         let t0 = std::time::Instant::now();
         while e.budget().held() != 3 * (fp - abc) + 2 * abc || e.budget().waiting() != 1 {
             assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
@@ -352,12 +355,13 @@ fn synthesis_threads_yield_to_the_backend() {
         *gpus.budget.lock().unwrap() = Some(e.budget().clone());
         let seen = Arc::new(Mutex::new(None));
         let circuit = Synthetic::new(Family::MimcChain, 1000, 5);
-        e.prove(ProofRequest {
+        e.prove_partition(Partition {
             pce: &pce,
             params: &params,
-            public_inputs: Some(circuit.public_inputs()),
+            verify_against: Some(circuit.public_inputs()),
             circuit: NiceProbe(circuit, seen.clone()),
-            opts: ProveOptions::default(),
+            backend: Backend::Auto,
+            randomness: None,
             priority: 0,
             cancel: CancelToken::new(),
             observer: None,
@@ -365,4 +369,84 @@ fn synthesis_threads_yield_to_the_backend() {
         .unwrap();
         assert_eq!(*seen.lock().unwrap(), Some(("cuzk-witness-0".to_string(), want)), "synthesis_nice {nice}");
     }
+}
+
+/// A statement of several mimc-chain partitions (seeds `first..`).
+struct Several {
+    seeds: std::ops::Range<u64>,
+}
+
+impl super::request::Partitions for Several {
+    type Instance = Synthetic;
+    fn count(&self) -> usize {
+        self.seeds.clone().count()
+    }
+    fn instance(&self, k: usize) -> crate::Result<Synthetic> {
+        Ok(Synthetic::new(Family::MimcChain, 1000, self.seeds.start + k as u64))
+    }
+    fn public_inputs(&self, k: usize) -> crate::Result<Vec<blstrs::Scalar>> {
+        Ok(self.instance(k)?.public_inputs())
+    }
+}
+
+/// Every partition of a request runs at once (each with its own reservation), the proofs come
+/// back in partition order with the fixed (r, s) of each, and the stage times are summed.
+#[test]
+fn partitions_are_proven_at_once_in_order() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 2, 1 << 30);
+    let several = Several { seeds: 30..34 };
+    let rs: Vec<_> = (0..4).map(|k| (Scalar::from(100 + k), Scalar::from(200 + k))).collect();
+    let opts = ProveOptions { randomness: Some(rs.clone()), ..ProveOptions::default() };
+    gpus.hold.store(true, Ordering::SeqCst);
+    let (proofs, t) = std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let h = s.spawn(|| e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None));
+        let t0 = std::time::Instant::now();
+        // Both devices busy and the other two partitions admitted at the same time.
+        while gpus.calls.lock().unwrap().len() < 2
+            || e.budget().held() < 4 * (footprint(&pce, Backend::Cuda(0)) - 96 * pce.num_constraints() as u64)
+        {
+            assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        gpus.hold.store(false, Ordering::SeqCst);
+        h.join().unwrap().expect("every partition verifies")
+    });
+    assert_eq!(proofs.len(), 4);
+    for (k, proof) in proofs.iter().enumerate() {
+        let w = Witness::generate(several.instance(k).unwrap()).unwrap();
+        let abc = crate::pce::evaluate(&pce, &w).unwrap();
+        let (alone, _) = crate::groth16::prove(Backend::Cpu, &pce, &w, abc, &params, rs[k].0, rs[k].1).unwrap();
+        assert_eq!(*proof, alone, "partition {k}");
+    }
+    assert!(t.verify > 0.0 && t.total > 0.0);
+    assert_eq!(e.budget().held(), 0);
+}
+
+/// The first partition that fails fails the request with its own error; the others are
+/// cancelled and nothing stays reserved.
+#[test]
+fn a_failing_partition_cancels_the_rest() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    gpus.broken.lock().unwrap().push(0);
+    // One device, one worker: the first partition fails there while the others queue.
+    let e = engine(&gpus, 1, 1 << 30);
+    let several = Several { seeds: 40..46 };
+    let opts = ProveOptions { backend: Backend::Cuda(0), ..ProveOptions::default() };
+    let res = e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None);
+    assert!(matches!(res, Err(Error::Gpu(_))), "{res:?}");
+    assert!(gpus.calls.lock().unwrap().len() < 6, "siblings were cancelled, not all run");
+    assert_eq!((e.budget().held(), e.budget().waiting()), (0, 0));
+    // A caller's cancel ends the whole request.
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let res = e.prove_partitions(&pce, &params, &several, &ProveOptions::default(), 0, &cancel, None);
+    assert_eq!(res.err(), Some(Error::Cancelled));
+    // (r, s) for another number of partitions is refused before anything runs.
+    let opts = ProveOptions { randomness: Some(vec![]), ..ProveOptions::default() };
+    let res = e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None);
+    assert!(matches!(res, Err(Error::InvalidInput(_))));
 }

@@ -1,12 +1,10 @@
-//! Naming a built-in circuit from C.
+//! Naming a built-in circuit from C: the descriptor converted to a `circuits::Circuit`.
 
 use std::ffi::c_char;
 
 use super::boundary::{arg_out, arg_ref, arg_str};
-use super::porep;
-use super::prove::CUZK_PROOF_BYTES;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::circuits::{Family, Synthetic};
+use crate::circuits::{Circuit, Kind};
 
 /// The kinds of circuit a [`cuzk_circuit`] can name (values of its `kind`).
 /// 0 is deliberately not a kind, so a zero-initialised descriptor is refused.
@@ -40,80 +38,24 @@ pub struct cuzk_circuit {
 
 /// The largest synthetic size accepted (the compact format's column limit).
 pub const CUZK_MAX_SYNTHETIC_SIZE: u64 = 1 << 30;
+const _: () = assert!(CUZK_MAX_SYNTHETIC_SIZE == crate::circuits::MAX_SYNTHETIC_SIZE);
 
-/// A validated circuit name (the safe side of [`cuzk_circuit`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Circuit {
-    Synthetic { family: Family, size: usize },
-    Porep { sector: String },
-}
-
-impl Circuit {
-    /// Validates a descriptor.
-    ///
-    /// # Safety
-    /// `c.name` is NULL or a NUL-terminated string that outlives the call.
-    pub unsafe fn from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
-        match c.kind {
-            k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SYNTHETIC as u32 => {
-                let name = arg_str(c.name, "circuit.name")?;
-                let family = Family::parse(name).map_err(|_| {
-                    let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
-                    Failure::new(
-                        CUZK_UNKNOWN_CIRCUIT,
-                        format!("unknown synthetic circuit {name:?} (built in: {})", known.join(", ")),
-                    )
-                })?;
-                if c.size == 0 {
-                    return Err(Failure::new(
-                        CUZK_INVALID_ARGUMENT,
-                        "circuit.size is 0: give the target number of constraints",
-                    ));
-                }
-                if c.size > CUZK_MAX_SYNTHETIC_SIZE {
-                    return Err(Failure::new(
-                        CUZK_TOO_LARGE,
-                        format!("circuit.size {} is above the limit {CUZK_MAX_SYNTHETIC_SIZE}", c.size),
-                    ));
-                }
-                Ok(Circuit::Synthetic { family, size: c.size as usize })
-            }
-            k if k == cuzk_circuit_kind::CUZK_CIRCUIT_POREP as u32 => {
-                let sector = arg_str(c.name, "circuit.name")?.to_string();
-                if c.size != 0 {
-                    return Err(Failure::new(CUZK_INVALID_ARGUMENT, "circuit.size must be 0 for PoRep"));
-                }
-                Ok(Circuit::Porep { sector })
-            }
-            k => {
-                Err(Failure::new(CUZK_UNKNOWN_CIRCUIT, format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)")))
-            }
+/// The circuit a descriptor names.
+///
+/// # Safety
+/// `c.name` is NULL or a NUL-terminated string that outlives the call.
+pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
+    let kind = match c.kind {
+        k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SYNTHETIC as u32 => Kind::Synthetic,
+        k if k == cuzk_circuit_kind::CUZK_CIRCUIT_POREP as u32 => Kind::Porep,
+        k => {
+            return Err(Failure::new(
+                CUZK_UNKNOWN_CIRCUIT,
+                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)"),
+            ))
         }
-    }
-
-    /// The synthetic instance with witness `seed`.
-    pub fn synthetic(&self, seed: u64) -> FfiResult<Synthetic> {
-        match self {
-            Circuit::Synthetic { family, size } => Ok(Synthetic::new(*family, *size, seed)),
-            Circuit::Porep { .. } => Err(Failure::new(CUZK_INVALID_ARGUMENT, "a PoRep circuit is not synthetic")),
-        }
-    }
-
-    /// The id of the circuit's R1CS (what the PCE registry is keyed by).
-    pub fn circuit_id(&self) -> FfiResult<String> {
-        match self {
-            Circuit::Synthetic { .. } => Ok(self.synthetic(0)?.circuit_id()),
-            Circuit::Porep { sector } => porep::circuit_id(sector),
-        }
-    }
-
-    /// Bytes of one proof of this circuit: 192 per partition.
-    pub fn proof_len(&self) -> FfiResult<usize> {
-        match self {
-            Circuit::Synthetic { .. } => Ok(CUZK_PROOF_BYTES),
-            Circuit::Porep { sector } => Ok(CUZK_PROOF_BYTES * porep::partitions(sector)?),
-        }
-    }
+    };
+    Ok(Circuit::new(kind, arg_str(c.name, "circuit.name")?, c.size)?)
 }
 
 /// Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
@@ -127,9 +69,9 @@ pub unsafe extern "C" fn cuzk_proof_len(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let c = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let c = circuit_from_c(arg_ref(circuit, "circuit")?)?;
         let out = arg_out(out, "out")?;
-        out.write(c.proof_len()?);
+        out.write(c.proof_len());
         Ok(())
     })
 }

@@ -7,7 +7,8 @@ use super::boundary::{arg_out, arg_ref};
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::engine::{Backend, BudgetSpec, CancelToken, Engine, EngineConfig, SYNTHESIS_NICE};
+use crate::engine::{BudgetSpec, CancelToken, Engine, EngineConfig, SYNTHESIS_NICE};
+use crate::groth16::Backend;
 
 /// Prove on the CPU only, even where GPUs are present. A flag of
 /// `cuzk_engine_config`.
@@ -156,7 +157,7 @@ impl cuzk_engine_config {
 
 /// `CUZK_NO_SUCH_DEVICE` when CUDA device `id` is not present.
 pub(crate) fn device_present(id: u32) -> FfiResult<()> {
-    crate::engine::check_device(id).map_err(|e| Failure::new(CUZK_NO_SUCH_DEVICE, e.to_string()))
+    crate::gpu::check_device(id).map_err(|e| Failure::new(CUZK_NO_SUCH_DEVICE, e.to_string()))
 }
 
 /// Makes an engine; fails if a listed device is not present (`CUZK_NO_SUCH_DEVICE`).
@@ -337,9 +338,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     ffi_boundary!(err, {
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        let e = engine_or_default(engine)?;
-        let now = crate::mem::stats().rss_bytes.saturating_sub(e.budget().idle_bytes());
-        out.write(e.predicted_peak(now, &pce.pce, in_flight as usize));
+        out.write(engine_or_default(engine)?.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
     })
 }

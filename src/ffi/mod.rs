@@ -2,7 +2,7 @@
 //! over a safe Rust function. `include/cuzk.h` is generated from this module
 //! by a pinned cbindgen (see `cbindgen.toml` and `scripts/gen-header.sh`).
 //!
-//! Conventions (DESIGN.md §6, README "API conventions"):
+//! Conventions (README "API conventions"):
 //! - every fallible function returns a [`cuzk_status`] and writes its results
 //!   through out-params only on success;
 //! - error detail goes into a caller-owned [`cuzk_error`] passed to the call
@@ -27,7 +27,6 @@ mod engine;
 mod mem;
 mod params;
 mod pce;
-mod porep;
 mod prove;
 mod status;
 #[cfg(test)]
@@ -35,7 +34,7 @@ mod tests;
 
 use std::ffi::c_char;
 
-pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, Circuit};
+pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, CUZK_MAX_SYNTHETIC_SIZE};
 pub use engine::*;
 pub use mem::*;
 pub use params::*;

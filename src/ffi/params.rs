@@ -8,8 +8,9 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
 use super::boundary::{arg_out, arg_path, arg_ref};
-use super::circuit::{cuzk_circuit, Circuit};
+use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
+use crate::circuits::{Circuit, Kind};
 use crate::groth16::{params::generate_params, srs};
 use crate::Error;
 
@@ -49,13 +50,13 @@ pub fn load_params(path: &Path, checked: bool) -> FfiResult<cuzk_params> {
 /// Generates fresh parameters for `circuit` with bellperson's generator,
 /// writes them to `path` and loads them.
 pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_params> {
-    if let Circuit::Porep { .. } = circuit {
+    if circuit.kind() == Kind::Porep {
         return Err(Failure::new(
             CUZK_UNSUPPORTED,
             "generating PoRep parameters takes hours of CPU: load the Filecoin .params file with cuzk_params_load",
         ));
     }
-    let blank = circuit.synthetic(0)?.blank();
+    let blank = circuit.blank()?;
     let seed = if seed == 0 { rand::random::<u64>() | 1 } else { seed };
     // Whatever was loaded from this path before is stale now.
     srs::unload(path);
@@ -115,7 +116,7 @@ pub unsafe extern "C" fn cuzk_params_generate(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let circuit = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let circuit = circuit_from_c(arg_ref(circuit, "circuit")?)?;
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
         let h = generate(circuit, &path, seed)?;

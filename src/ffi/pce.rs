@@ -5,10 +5,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::boundary::{arg_out, arg_path, arg_ref, copy_to_chars};
-use super::circuit::{cuzk_circuit, Circuit};
-use super::porep;
+use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::pce::{extract, registry, Pce};
+use crate::circuits::Circuit;
+use crate::pce::{registry, Pce};
+use crate::Error;
 
 /// Skip the per-section checksums when mapping an existing PCE file (bounds
 /// and structure are still validated). A flag of `cuzk_pce_load`.
@@ -50,23 +51,13 @@ pub struct cuzk_pce_info {
     pub circuit_id: [c_char; CUZK_CIRCUIT_ID_LEN],
 }
 
-/// Loads a PCE into the process-wide registry (one instance per circuit).
+/// Loads a circuit's PCE into the process-wide registry (one instance per circuit).
 pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool) -> FfiResult<cuzk_pce> {
-    let io = |f: Failure| match f.status {
-        CUZK_IO => Failure::new(CUZK_IO, format!("PCE file {}: {}", path.display(), f.message)),
-        _ => f,
-    };
-    let (pce, id) = match circuit {
-        Circuit::Porep { sector } => porep::load_pce(&sector, path, verify_checksums).map_err(io)?,
-        synthetic => {
-            let blank = synthetic.synthetic(0)?.blank();
-            let id = blank.circuit_id();
-            let pce = registry::load_or_extract(&id, path, verify_checksums, move || extract(blank))
-                .map_err(|e| io(e.into()))?;
-            (pce, id)
-        }
-    };
-    Ok(cuzk_pce { pce, id })
+    let pce = circuit.load_pce(path, verify_checksums).map_err(|e| match e {
+        Error::Io(m) => Failure::new(CUZK_IO, format!("PCE file {}: {m}", path.display())),
+        other => other.into(),
+    })?;
+    Ok(cuzk_pce { pce, id: circuit.circuit_id()? })
 }
 
 /// Loads the PCE of a built-in circuit, or, when `path` does not exist yet,
@@ -96,7 +87,7 @@ pub unsafe extern "C" fn cuzk_pce_load(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let circuit = Circuit::from_c(arg_ref(circuit, "circuit")?)?;
+        let circuit = circuit_from_c(arg_ref(circuit, "circuit")?)?;
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
         if flags & !CUZK_PCE_LOAD_SKIP_CHECKSUMS != 0 {

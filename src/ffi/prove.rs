@@ -1,20 +1,22 @@
 //! `cuzk_prove` and `cuzk_verify`.
 
-use bellperson::groth16::{Parameters, Proof};
-use blstrs::{Bls12, Scalar};
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
 
 use super::boundary::{arg_bytes, arg_out, arg_ref};
-use super::circuit::{cuzk_circuit, Circuit};
+use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
-use super::porep;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::engine::{self, Backend, CancelToken, Engine, ProofRequest, ProveOptions, Timings};
-use crate::groth16::{self, proof_bytes};
+use crate::circuits::{Circuit, Statement};
+use crate::engine::{self, CancelToken, Engine, ProveOptions, Timings};
+use crate::gpu;
+use crate::groth16::Backend;
 
 /// Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
 pub const CUZK_PROOF_BYTES: usize = 192;
+const _: () = assert!(CUZK_PROOF_BYTES == crate::groth16::PROOF_BYTES);
 
 /// Where a proof runs (values of `cuzk_prove_request::backend`).
 #[repr(u32)]
@@ -130,7 +132,7 @@ impl<'a> Request<'a> {
     /// # Safety
     /// As `cuzk_prove`'s `request`.
     pub unsafe fn from_c(r: &'a cuzk_prove_request) -> FfiResult<Request<'a>> {
-        let circuit = Circuit::from_c(&r.circuit)?;
+        let circuit = circuit_from_c(&r.circuit)?;
         let input = arg_bytes(r.input, r.input_len, "request.input")?;
         if r.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.reserved fields must be zero"));
@@ -149,19 +151,11 @@ impl<'a> Request<'a> {
         if r.backend != 2 && r.device != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.device is set but the backend is not CUDA"));
         }
-        match circuit {
-            Circuit::Synthetic { .. } if !input.is_empty() => {
-                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "synthetic circuits take no input bytes"))
-            }
-            Circuit::Porep { .. } if input.is_empty() => {
-                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "a PoRep request needs its C1 output in request.input"))
-            }
-            Circuit::Porep { .. } if r.seed != 0 => {
-                return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.seed must be 0 for PoRep"))
-            }
-            _ => {}
-        }
         Ok(Request { circuit, seed: r.seed, input, backend, verify: r.skip_verify == 0, priority })
+    }
+
+    fn statement(&self) -> FfiResult<Statement> {
+        Ok(self.circuit.statement(self.seed, self.input)?)
     }
 }
 
@@ -183,47 +177,17 @@ pub fn prove(
     if let Backend::Cuda(id) = req.backend {
         device_present(id)?;
     }
-    let opts = ProveOptions { backend: req.backend, verify: req.verify, randomness: None };
-    let (bytes, t) = match &req.circuit {
-        Circuit::Porep { sector } => {
-            porep::prove(engine, &pce.pce, params, sector, req.input, opts, req.priority, cancel)?
-        }
-        Circuit::Synthetic { .. } => {
-            let circuit = req.circuit.synthetic(req.seed)?;
-            let (proof, t) = engine.prove(ProofRequest {
-                pce: &pce.pce,
-                params,
-                public_inputs: Some(circuit.public_inputs()),
-                circuit,
-                opts,
-                priority: req.priority,
-                cancel: cancel.clone(),
-                observer: None,
-            })?;
-            (proof_bytes(&proof).to_vec(), t)
-        }
-    };
-    Ok((bytes, cuzk_timings::from(&t)))
-}
-
-/// Verifies proof bytes against a validated request's public inputs.
-pub fn verify(params: &Parameters<Bls12>, req: &Request<'_>, proof: &[u8]) -> FfiResult<()> {
-    let want = req.circuit.proof_len()?;
-    if proof.len() != want {
-        return Err(Failure::new(
-            CUZK_INVALID_ARGUMENT,
-            format!("this circuit's proof has {want} bytes, not {}", proof.len()),
-        ));
-    }
-    match &req.circuit {
-        Circuit::Porep { sector } => porep::verify(params, sector, req.input, proof),
-        Circuit::Synthetic { .. } => {
-            let inputs: Vec<Scalar> = req.circuit.synthetic(req.seed)?.public_inputs();
-            let proof = Proof::<Bls12>::read(proof)
-                .map_err(|e| Failure::new(CUZK_MALFORMED_PROOF, format!("proof does not decode: {e}")))?;
-            Ok(groth16::verify(&params.vk, &proof, &inputs)?)
-        }
-    }
+    let statement = req.statement()?;
+    let (proofs, t) = engine.prove(engine::Request {
+        pce: &pce.pce,
+        params,
+        statement: &statement,
+        opts: ProveOptions { backend: req.backend, verify: req.verify, randomness: None },
+        priority: req.priority,
+        cancel: cancel.clone(),
+        observer: None,
+    })?;
+    Ok((engine::proof_bytes(&proofs), cuzk_timings::from(&t)))
 }
 
 /// Proves one circuit instance through its PCE on an engine and writes the
@@ -271,7 +235,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let params = arg_ref(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof_len = arg_out(proof_len, "proof_len")?;
-        let needed = req.circuit.proof_len()?;
+        let needed = req.circuit.proof_len();
         if proof_cap < needed {
             proof_len.write(needed);
             return Err(Failure::new(
@@ -317,7 +281,7 @@ pub unsafe extern "C" fn cuzk_verify(
         let params = arg_ref(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof = arg_bytes(proof, proof_len, "proof")?;
-        verify(&params.params, &req, proof)
+        Ok(engine::verify(&params.params.vk, &req.statement()?, proof)?)
     })
 }
 
@@ -327,7 +291,7 @@ pub unsafe extern "C" fn cuzk_verify(
 pub unsafe extern "C" fn cuzk_cuda_device_count(out: *mut u32, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        out.write(engine::gpu_count() as u32);
+        out.write(gpu::device_count() as u32);
         Ok(())
     })
 }

@@ -178,6 +178,9 @@ pub type FfiResult<T> = std::result::Result<T, Failure>;
 pub fn status_of(e: &Error) -> cuzk_status {
     match e {
         Error::InvalidInput(_) => CUZK_INVALID_ARGUMENT,
+        Error::UnknownCircuit(_) => CUZK_UNKNOWN_CIRCUIT,
+        Error::Unsupported(_) => CUZK_UNSUPPORTED,
+        Error::MalformedProof(_) => CUZK_MALFORMED_PROOF,
         Error::Synthesis(_) => CUZK_SYNTHESIS_FAILED,
         Error::Unsatisfied { .. } => CUZK_UNSATISFIED,
         Error::ParamsMismatch(_) => CUZK_PARAMS_MISMATCH,
@@ -227,10 +230,10 @@ pub(crate) unsafe fn write_error(err: *mut cuzk_error, status: cuzk_status, mess
 /// safe from any thread.
 #[no_mangle]
 pub extern "C" fn cuzk_status_str(status: u32) -> *const c_char {
-    ffi_boundary!(value_on_panic: "CUZK_PANIC\0".as_ptr().cast(), {
+    ffi_boundary!(value_on_panic: c"CUZK_PANIC".as_ptr(), {
         match cuzk_status::from_u32(status) {
             Some(s) => s.text().as_ptr().cast(),
-            None => "unknown cuzk_status\0".as_ptr().cast(),
+            None => c"unknown cuzk_status".as_ptr(),
         }
     })
 }

@@ -99,7 +99,7 @@ fn error_message_is_truncated_at_a_char_boundary() {
     let long = "é".repeat(CUZK_ERROR_MESSAGE_LEN);
     unsafe { status::write_error(&mut *e, CUZK_IO, &long) };
     let m = message(&e);
-    assert!(m.len() < CUZK_ERROR_MESSAGE_LEN && m.len() % 2 == 0 && m.chars().all(|c| c == 'é'));
+    assert!(m.len() < CUZK_ERROR_MESSAGE_LEN && m.len().is_multiple_of(2) && m.chars().all(|c| c == 'é'));
 }
 
 #[test]

@@ -7,9 +7,11 @@
 //!   A = α + Σa + r·δ,   B = β + Σb + s·δ,
 //!   C = s·(Σa) + r·(Σb₁) + r·s·δ + s·α + r·β + h + l.
 
+mod backend;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[allow(unsafe_code)] // blstrs points read as blst's, the same layout
 pub mod msm;
 pub mod ntt;
 pub mod params;
@@ -17,15 +19,14 @@ pub mod srs;
 
 use std::time::Instant;
 
-use bellperson::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
+use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof};
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
 use group::prime::PrimeCurveAffine;
 use group::Curve;
 
-use crate::pce::{Abc, Pce};
-use crate::witness::Witness;
 use crate::{Error, Result};
 
+pub use backend::{prove, Backend};
 pub use params::{check_shape, dummy_params, read_params};
 
 /// Seconds spent in each proving stage.
@@ -127,42 +128,6 @@ pub fn assemble(
     Ok(Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() })
 }
 
-/// Proves on the CPU. `abc` is consumed: it dies once H is computed.
-pub fn prove(
-    pce: &Pce,
-    w: &Witness,
-    abc: Abc,
-    params: &Parameters<Bls12>,
-    r: Scalar,
-    s: Scalar,
-) -> Result<(Proof<Bls12>, ProveTimings)> {
-    check_inputs(pce, w, &abc, params)?;
-    let mut t = ProveTimings::default();
-    let parts = cpu::proof_parts(pce, w, abc, params, &mut t)?;
-    let start = Instant::now();
-    let proof = assemble(&params.vk, &parts, r, s)?;
-    t.assembly = start.elapsed().as_secs_f64();
-    Ok((proof, t))
-}
-
-/// Rejects a witness, evaluation or parameter set that does not fit `pce`.
-pub fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
-    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
-        return Err(Error::InvalidInput(format!(
-            "witness has {}+{} variables, the PCE {}+{}",
-            w.inputs.len(),
-            w.aux.len(),
-            pce.num_inputs,
-            pce.num_aux
-        )));
-    }
-    let n = pce.num_constraints();
-    if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n {
-        return Err(Error::InvalidInput(format!("a, b, c must have {n} values")));
-    }
-    check_shape(pce, params)
-}
-
 /// Verifies with bellperson's verifier; `inputs` excludes the ONE.
 pub fn verify(vk: &bellperson::groth16::VerifyingKey<Bls12>, proof: &Proof<Bls12>, inputs: &[Scalar]) -> Result<()> {
     let pvk = prepare_verifying_key(vk);
@@ -173,9 +138,12 @@ pub fn verify(vk: &bellperson::groth16::VerifyingKey<Bls12>, proof: &Proof<Bls12
     }
 }
 
-/// The 192-byte encoding bellperson writes.
-pub fn proof_bytes(proof: &Proof<Bls12>) -> [u8; 192] {
-    let mut out = [0u8; 192];
+/// Bytes of one Groth16 proof, bellperson's encoding (A, C compressed G1; B compressed G2).
+pub const PROOF_BYTES: usize = 192;
+
+/// The encoding bellperson writes.
+pub fn proof_bytes(proof: &Proof<Bls12>) -> [u8; PROOF_BYTES] {
+    let mut out = [0u8; PROOF_BYTES];
     proof.write(&mut out[..]).expect("a 192-byte buffer holds a proof");
     out
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cuzk::mem;
-use cuzk::pce::{extract, file, Pce};
+use cuzk::pce::{file, Pce};
 use serde_json::json;
 
 use crate::report::{gib, stage, table, write_json};
@@ -23,14 +23,8 @@ pub struct Opts {
 
 /// (circuit id, PCE) of the named circuit's blank instance.
 pub fn blank_pce(c: &CircuitArgs) -> Result<(String, Pce)> {
-    #[cfg(feature = "porep")]
-    if let Some(size) = c.circuit.strip_prefix("porep-") {
-        use cuzk::circuits::porep::{circuit_id, extract_pce, PorepSize};
-        let size = PorepSize::from_name(size)?;
-        return Ok((circuit_id(size)?, extract_pce(size)?));
-    }
-    let circuit = c.instance(0)?;
-    Ok((circuit.circuit_id(), extract(circuit.blank())?))
+    let circuit = c.circuit()?;
+    Ok((circuit.circuit_id()?, circuit.extract_pce()?))
 }
 
 pub fn run(o: Opts) -> Result<()> {

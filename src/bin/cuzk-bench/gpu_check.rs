@@ -4,10 +4,11 @@
 
 use blstrs::Scalar;
 use clap::Args;
-use cuzk::circuits::{Family, Synthetic};
-use cuzk::engine::{gpu_count, prove_one, Backend, ProveOptions};
-use cuzk::groth16::{dummy_params, proof_bytes};
-use cuzk::pce::extract;
+use cuzk::circuits::{Circuit, Family};
+use cuzk::engine::{CancelToken, Engine, ProveOptions, Request, Timings};
+use cuzk::gpu;
+use cuzk::groth16::{dummy_params, Backend};
+use cuzk::pce::Pce;
 use serde_json::json;
 
 use crate::anyhow_like::Result;
@@ -28,35 +29,53 @@ pub struct Opts {
     pub json: Option<std::path::PathBuf>,
 }
 
-#[cfg(feature = "cuda")]
 fn free_vram(device: u32) -> u64 {
-    cuzk::gpu::device_info(device as usize).map(|d| d.free_bytes).unwrap_or(0)
+    gpu::device_memory(device).map(|(free, _)| free).unwrap_or(0)
 }
 
-#[cfg(not(feature = "cuda"))]
-fn free_vram(_: u32) -> u64 {
-    0
+/// One proof of `circuit` with witness `seed` on `engine`: its bytes and timings.
+fn prove(
+    engine: &Engine,
+    circuit: &Circuit,
+    seed: u64,
+    pce: &Pce,
+    params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+    opts: &ProveOptions,
+) -> Result<(Vec<u8>, Timings)> {
+    let statement = circuit.statement(seed, &[])?;
+    let (proofs, t) = engine.prove(Request {
+        pce,
+        params,
+        statement: &statement,
+        opts: opts.clone(),
+        priority: 0,
+        cancel: CancelToken::new(),
+        observer: None,
+    })?;
+    Ok((cuzk::engine::proof_bytes(&proofs), t))
 }
 
 pub fn run(o: Opts) -> Result<()> {
-    if gpu_count() == 0 {
+    if gpu::device_count() == 0 {
         return Err("no CUDA device (or built without --features cuda)".into());
     }
-    let fixed = (Scalar::from(0x5eedu64), Scalar::from(0xc0ffeeu64));
+    let fixed = vec![(Scalar::from(0x5eedu64), Scalar::from(0xc0ffeeu64))];
+    let cpu_engine = crate::prove::engine_for(Backend::Cpu)?;
+    let gpu_engine = crate::prove::engine_for(Backend::Cuda(o.device))?;
     let mut results = Vec::new();
     let mut all_equal = true;
     for &size in &o.sizes {
         for family in Family::ALL {
-            let c = Synthetic::new(family, size, 3);
-            let pce = extract(c.blank())?;
+            let c = Circuit::Synthetic { family, size };
+            let pce = c.extract_pce()?;
             let params = dummy_params(&pce, 5);
-            let opts = |backend| ProveOptions { backend, verify: false, randomness: Some(fixed) };
-            let (cpu, _) = stage("cpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cpu)));
+            let opts = |backend| ProveOptions { backend, verify: false, randomness: Some(fixed.clone()) };
+            let (cpu, _) = stage("cpu proof", || prove(&cpu_engine, &c, 3, &pce, &params, &opts(Backend::Cpu)));
             let cpu = cpu?;
             let (gpu, _) =
-                stage("gpu proof", || prove_one(&pce, &params, c.clone(), None, &opts(Backend::Cuda(o.device))));
+                stage("gpu proof", || prove(&gpu_engine, &c, 3, &pce, &params, &opts(Backend::Cuda(o.device))));
             let (gpu, tg) = gpu?;
-            let equal = proof_bytes(&cpu.0) == proof_bytes(&gpu);
+            let equal = cpu.0 == gpu;
             all_equal &= equal;
             println!(
                 "{:<13} rows {:>9} domain 2^{:<2}  cpu {:>8.3} s  gpu {:>8.3} s (H {:.3}, MSM H {:.3} L {:.3} A {:.3} B1 {:.3} B2 {:.3})  identical: {equal}",
@@ -68,14 +87,14 @@ pub fn run(o: Opts) -> Result<()> {
         }
     }
     // VRAM flat over consecutive proofs.
-    let c = Synthetic::new(Family::Sha256Chain, o.sizes[0], 4);
-    let pce = extract(c.blank())?;
+    let c = Circuit::Synthetic { family: Family::Sha256Chain, size: o.sizes[0] };
+    let pce = c.extract_pce()?;
     let params = dummy_params(&pce, 6);
     let opts = ProveOptions { backend: Backend::Cuda(o.device), verify: false, randomness: None };
-    prove_one(&pce, &params, c.clone(), None, &opts)?; // uploads the SRS
+    prove(&gpu_engine, &c, 4, &pce, &params, &opts)?; // uploads the SRS
     let before = free_vram(o.device);
     for _ in 0..o.repeat {
-        prove_one(&pce, &params, c.clone(), None, &opts)?;
+        prove(&gpu_engine, &c, 4, &pce, &params, &opts)?;
     }
     let after = free_vram(o.device);
     println!(

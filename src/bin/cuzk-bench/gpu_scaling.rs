@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use blstrs::Scalar;
 use clap::Args;
-use cuzk::engine::{gpu_count, prove_on, Backend, ProveOptions};
+use cuzk::gpu;
+use cuzk::groth16::Backend;
 use cuzk::groth16::{dummy_params, ProveTimings};
 use cuzk::pce::{evaluate, extract, Abc};
 use cuzk::witness::{Room, WitnessSource};
@@ -87,7 +88,7 @@ fn run_devices(
 }
 
 pub fn run(o: Opts) -> Result<()> {
-    if gpu_count() == 0 {
+    if gpu::device_count() == 0 {
         return Err("no CUDA device (or built without --features cuda)".into());
     }
     let first = *o.devices.first().ok_or("--devices is empty")?;
@@ -96,13 +97,9 @@ pub fn run(o: Opts) -> Result<()> {
     let params = dummy_params(&pce, 5);
     let w = circuit.witness(Room::new(pce.num_inputs, pce.num_aux))?;
     let abc = evaluate(&pce, &w)?;
-    let opts = ProveOptions {
-        backend: Backend::Auto,
-        verify: false,
-        randomness: Some((Scalar::from(3u64), Scalar::from(7u64))),
-    };
+    let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
     let prove = |device: u32, abc: Abc| -> Result<ProveTimings> {
-        Ok(prove_on(Backend::Cuda(device), &pce, &w, abc, &params, &opts)?.1)
+        Ok(cuzk::groth16::prove(Backend::Cuda(device), &pce, &w, abc, &params, r, s)?.1)
     };
     // Warm every device (context, SRS upload, pools) before measuring.
     for &d in &o.devices {

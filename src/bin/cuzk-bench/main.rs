@@ -17,7 +17,7 @@ mod synth_only;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use cuzk::circuits::{Family, Synthetic};
+use cuzk::circuits::{Circuit, Synthetic};
 
 #[derive(Parser)]
 #[command(name = "cuzk-bench", version, about = "cuzk benchmarks: PCE vs old path, pipelines, proving")]
@@ -29,10 +29,10 @@ struct Cli {
 /// The circuit every subcommand takes.
 #[derive(Args, Clone)]
 pub struct CircuitArgs {
-    /// sha256-chain | mimc-chain
+    /// sha256-chain | mimc-chain | porep-<sector size> (porep-2KiB, ..., porep-64GiB)
     #[arg(long, default_value = "sha256-chain")]
     pub circuit: String,
-    /// Target constraint count (rows, input rows included); accepts 2^N.
+    /// Synthetic circuits: target constraint count (rows, input rows included); accepts 2^N.
     #[arg(long, default_value = "2^20", value_parser = parse_size)]
     pub size: usize,
     /// Witness seed.
@@ -44,9 +44,18 @@ pub struct CircuitArgs {
 }
 
 impl CircuitArgs {
+    /// The named circuit.
+    pub fn circuit(&self) -> anyhow_like::Result<Circuit> {
+        Ok(Circuit::parse(&self.circuit, self.size as u64)?)
+    }
+
+    /// A synthetic circuit's instance with witness seed `seed + seed_offset`.
     pub fn instance(&self, seed_offset: u64) -> anyhow_like::Result<Synthetic> {
-        let family = Family::parse(&self.circuit)?;
-        Ok(Synthetic::new(family, self.size, self.seed + seed_offset))
+        match self.circuit()? {
+            Circuit::Synthetic { family, size } => Ok(Synthetic::new(family, size, self.seed + seed_offset)),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(_) => Err(format!("{}: this command takes a synthetic circuit", self.circuit).into()),
+        }
     }
 }
 

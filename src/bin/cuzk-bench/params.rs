@@ -27,13 +27,7 @@ pub struct Opts {
 
 /// Real parameters for the named circuit (PoRep: its partition circuit).
 fn generate(c: &CircuitArgs, out: &Path) -> Result<()> {
-    #[cfg(feature = "porep")]
-    if let Some(size) = c.circuit.strip_prefix("porep-") {
-        use cuzk::circuits::porep::{blank_circuit, PorepSize};
-        generate_params(blank_circuit(PorepSize::from_name(size)?)?, out, 1)?;
-        return Ok(());
-    }
-    generate_params(c.instance(0)?.blank(), out, 1)?;
+    generate_params(c.circuit()?.blank()?, out, 1)?;
     Ok(())
 }
 

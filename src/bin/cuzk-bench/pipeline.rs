@@ -12,8 +12,9 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
 use cuzk::engine::{
-    footprint, Backend, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProofRequest, ProveOptions,
+    footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProveOptions, Request, SYNTHESIS_NICE,
 };
+use cuzk::groth16::Backend;
 use cuzk::groth16::ProveTimings;
 use cuzk::mem;
 use cuzk::pce::extract;
@@ -192,9 +193,9 @@ pub fn run(o: Opts) -> Result<()> {
             let pce = extract(circuit.blank())?;
             mem::trim();
             let static_rss = tl.mark("PCE loaded");
-            pce_stats = Some((pce.num_constraints(), footprint(&pce, cuzk::engine::resolve(backend)?)));
+            pce_stats = Some((pce.num_constraints(), footprint(&pce, backend.resolve()?)));
             if backend == Backend::Auto {
-                println!("GPUs: {}", cuzk::engine::gpu_count());
+                println!("GPUs: {}", cuzk::gpu::device_count());
             }
             phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend)?);
             Ok(())
@@ -391,21 +392,19 @@ fn new_phase(
     };
     let engine = Engine::new(EngineConfig {
         synthesis_threads: o.synthesis_threads,
-        synthesis_nice: if o.synthesis_full_priority { 0 } else { cuzk::engine::SYNTHESIS_NICE },
+        synthesis_nice: if o.synthesis_full_priority { 0 } else { SYNTHESIS_NICE },
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
-        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, cuzk::engine::resolve(backend)?)),
+        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend.resolve()?)),
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
     for device in engine.backends() {
-        let warm = o.c.instance(u64::MAX / 2)?;
-        let warm_inputs = warm.public_inputs();
-        engine.prove(ProofRequest {
+        let warm = o.c.circuit()?.statement(u64::MAX / 2, &[])?;
+        engine.prove(Request {
             pce: &pce,
             params,
-            circuit: warm,
-            public_inputs: Some(warm_inputs),
+            statement: &warm,
             opts: ProveOptions { backend: device, verify: true, randomness: None },
             priority: 0,
             cancel: CancelToken::new(),
@@ -426,8 +425,7 @@ fn new_phase(
     let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
         let began = Mutex::new(0.0);
-        let c = o.c.instance(i as u64)?;
-        let inputs = c.public_inputs();
+        let statement = o.c.circuit()?.statement(o.c.seed + i as u64, &[])?;
         let observe = |st: cuzk::engine::Stage| {
             let now = t0.elapsed().as_secs_f64();
             match st {
@@ -437,11 +435,10 @@ fn new_phase(
             }
             tl.mark(format!("PCE: proof {i} after {}", st.name()));
         };
-        let res = engine.prove(ProofRequest {
+        let res = engine.prove(Request {
             pce: &pce,
             params,
-            circuit: c,
-            public_inputs: Some(inputs),
+            statement: &statement,
             opts: ProveOptions { backend, verify: true, randomness: None },
             priority: 0,
             cancel: CancelToken::new(),

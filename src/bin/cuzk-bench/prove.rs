@@ -1,6 +1,6 @@
-//! `prove`: end-to-end proofs through the engine with per-stage timings;
-//! `--compare-bellperson` also runs `bellperson::groth16::create_proof` on the
-//! same circuit, parameters and (r, s), checks the bytes are equal, and times
+//! `prove`: end-to-end proofs of any circuit (every partition) through the engine with
+//! per-stage timings; `--compare-bellperson` also runs `bellperson::groth16::create_proof` on
+//! each partition with the same parameters and (r, s), checks the bytes are equal, and times
 //! the reference synthesis against the synthesis time bellperson logs.
 
 use std::path::PathBuf;
@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use clap::Args;
-use cuzk::engine::{prove_one, Backend, ProveOptions, Timings};
-use cuzk::groth16::{dummy_params, proof_bytes, read_params};
-use cuzk::pce::{extract, Pce};
+use cuzk::circuits::{Circuit, Kind, Statement};
+use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, ProveOptions, Request, Timings};
+use cuzk::groth16::{dummy_params, read_params, Backend};
+use cuzk::pce::Pce;
 use cuzk::reference::ReferenceCs;
 use serde_json::json;
 
@@ -56,50 +57,109 @@ fn stage_json(t: &Timings) -> serde_json::Value {
     })
 }
 
-pub fn run(o: Opts) -> Result<()> {
-    #[cfg(feature = "porep")]
-    if let Some(size) = o.c.circuit.strip_prefix("porep-") {
-        return run_porep(&o, size);
+/// The request input of proof `i`: a synthetic circuit's seed, or PoRep's C1 output (from
+/// `--c1`, or sealed here once).
+fn statement(o: &Opts, circuit: &Circuit, c1: &mut Option<Vec<u8>>, i: u64) -> Result<Statement> {
+    if circuit.kind() == Kind::Synthetic {
+        return Ok(circuit.statement(o.c.seed + i, &[])?);
     }
-    let backend = Backend::parse(&o.backend)?;
-    let circuit = o.c.instance(0)?;
-    let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
+    if c1.is_none() {
+        *c1 = Some(match &o.c1 {
+            Some(path) => std::fs::read(path)?,
+            None => sealed_c1(circuit, o.c.seed)?,
+        });
+    }
+    Ok(circuit.statement(0, c1.as_deref().unwrap_or_default())?)
+}
+
+#[cfg(feature = "porep")]
+fn sealed_c1(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
+    let Circuit::Porep(size) = circuit else { return Err("not a PoRep circuit".into()) };
+    let scratch = std::env::temp_dir().join(format!("cuzk-prove-{}", std::process::id()));
+    let c1 = cuzk::circuits::porep::make_c1(*size, &scratch, seed);
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(c1?)
+}
+
+#[cfg(not(feature = "porep"))]
+fn sealed_c1(_: &Circuit, _: u64) -> Result<Vec<u8>> {
+    Err("PoRep needs the `porep` feature".into())
+}
+
+/// An engine on the devices `backend` names (one worker each).
+pub fn engine_for(backend: Backend) -> Result<Engine> {
+    let devices = match backend {
+        Backend::Auto => None,
+        Backend::Cpu => Some(vec![]),
+        Backend::Cuda(id) => Some(vec![id]),
+    };
+    Ok(Engine::new(EngineConfig { devices, ..EngineConfig::default() })?)
+}
+
+pub fn run(o: Opts) -> Result<()> {
+    let backend = Backend::parse(&o.backend)?.resolve()?;
+    let circuit = o.c.circuit()?;
+    let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
-    let fixed = (Scalar::from(11u64), Scalar::from(13u64));
-    let opts = ProveOptions { backend, verify: real_params, randomness: o.compare_bellperson.then_some(fixed) };
+    let engine = engine_for(backend)?;
+    // (r, s) of partition k, fixed when the bytes are compared with bellperson's.
+    let fixed = |k: u64| (Scalar::from(11 + k), Scalar::from(13 + k));
+    let randomness = o.compare_bellperson.then(|| (0..circuit.partitions() as u64).map(fixed).collect());
+    let opts = ProveOptions { backend, verify: real_params, randomness };
+    let mut c1 = None;
     let mut all = Vec::new();
-    let mut last_proof = None;
-    for i in 0..o.n.max(1) {
-        let c = o.c.instance(i as u64)?;
-        let inputs = c.public_inputs();
-        let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || prove_one(&pce, &params, c, Some(&inputs), &opts));
-        let (proof, t) = res?;
-        last_proof = Some(proof);
+    let mut last = None;
+    for i in 0..o.n.max(1) as u64 {
+        let statement = statement(&o, &circuit, &mut c1, i)?;
+        let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || {
+            engine.prove(Request {
+                pce: &pce,
+                params: &params,
+                statement: &statement,
+                opts: opts.clone(),
+                priority: 0,
+                cancel: CancelToken::new(),
+                observer: None,
+            })
+        });
+        let (proofs, t) = res?;
+        last = Some((statement, proofs));
         all.push(t);
     }
     let t = median(&all);
     let mut rows = summary(
-        &circuit.circuit_id(),
+        &circuit.circuit_id()?,
         backend,
         pce.num_constraints(),
         (extract_s, params_s),
         &t,
         all.len(),
         real_params,
-    )?;
+    );
+    rows.insert(1, ("partitions", circuit.partitions().to_string()));
     let mut compare = serde_json::Value::Null;
-    if o.compare_bellperson {
+    if let (true, Some((statement, ours))) = (o.compare_bellperson, last) {
         logcap::install();
-        let (reference, old_s) = stage("old path: reference synthesis", || ReferenceCs::synthesize(circuit.clone()));
-        drop(reference?);
-        logcap::take_synthesis_times();
-        let (theirs, bp_s) = stage("bellperson create_proof", || {
-            bellperson::groth16::create_proof(circuit.clone(), &params, fixed.0, fixed.1)
+        let (reference, old_s) = stage("old path: reference synthesis", || {
+            (0..statement.partitions()).try_for_each(|k| ReferenceCs::synthesize(statement.instance(k)?).map(drop))
         });
-        let theirs = theirs?;
-        let logged = logcap::take_synthesis_times().first().map(|d| d.as_secs_f64());
-        let identical = last_proof.map(|p| proof_bytes(&p)) == Some(proof_bytes(&theirs)) && o.n == 1;
+        reference?;
+        logcap::take_synthesis_times();
+        let (theirs, bp_s) = stage("bellperson create_proof", || -> Result<Vec<u8>> {
+            let mut bytes = Vec::new();
+            for k in 0..statement.partitions() {
+                let (r, s) = fixed(k as u64);
+                let p = bellperson::groth16::create_proof(statement.instance(k)?, &params, r, s)?;
+                bytes.extend_from_slice(&cuzk::groth16::proof_bytes(&p));
+            }
+            Ok(bytes)
+        });
+        let logged: Option<f64> = {
+            let times = logcap::take_synthesis_times();
+            (!times.is_empty()).then(|| times.iter().map(|d| d.as_secs_f64()).sum())
+        };
+        let identical = proof_bytes(&ours) == theirs? && o.n == 1;
         rows.push(("bellperson create_proof", format!("{bp_s:.3} s (ours {:.3} s: {:.2}x)", t.total, bp_s / t.total)));
         rows.push(("bellperson logged synthesis", format!("{:.3} s", logged.unwrap_or(f64::NAN))));
         rows.push((
@@ -144,10 +204,10 @@ fn summary(
     t: &Timings,
     proofs: usize,
     verified: bool,
-) -> Result<Vec<(&'static str, String)>> {
-    Ok(vec![
+) -> Vec<(&'static str, String)> {
+    vec![
         ("circuit", id.to_string()),
-        ("backend", format!("{:?}", cuzk::engine::resolve(backend)?)),
+        ("backend", format!("{backend:?}")),
         ("constraints", constraints.to_string()),
         ("extraction / params", format!("{extract_s:.3} s / {params_s:.3} s")),
         ("witness", format!("{:.3} s", t.witness)),
@@ -158,7 +218,7 @@ fn summary(
         ("assembly / verify", format!("{:.4} / {:.3} s", t.prove.assembly, t.verify)),
         ("total (median of n)", format!("{:.3} s", t.total)),
         ("verified", if verified { format!("{proofs}/{proofs}") } else { "no (dummy parameters)".into() }),
-    ])
+    ]
 }
 
 fn report(
@@ -173,7 +233,7 @@ fn report(
     write_json(
         o.c.json.as_deref(),
         &json!({
-            "backend": format!("{:?}", cuzk::engine::resolve(backend)?),
+            "backend": format!("{backend:?}"),
             "circuit": o.c.circuit,
             "constraints": constraints,
             "proofs": proofs,
@@ -183,48 +243,4 @@ fn report(
             "bellperson": compare,
         }),
     )
-}
-
-/// A PoRep C2: every partition of a real C1 (from `--c1`, or sealed here),
-/// timings summed over the partitions, each partition verified with real
-/// parameters.
-#[cfg(feature = "porep")]
-fn run_porep(o: &Opts, size: &str) -> Result<()> {
-    use cuzk::circuits::porep::{circuit_id, extract_pce, make_c1, PorepC1, PorepSize};
-    let size = PorepSize::from_name(size)?;
-    let backend = Backend::parse(&o.backend)?;
-    let c1 = match &o.c1 {
-        Some(path) => std::fs::read(path)?,
-        None => {
-            let scratch = std::env::temp_dir().join(format!("cuzk-prove-{}", std::process::id()));
-            let c1 = make_c1(size, &scratch, o.c.seed);
-            let _ = std::fs::remove_dir_all(&scratch);
-            c1?
-        }
-    };
-    let c1 = PorepC1::parse_for(&c1, size)?;
-    let (pce, extract_s) = stage("extracting the PoRep PCE", || extract_pce(size));
-    let pce = pce?;
-    let (params, params_s, real_params) = load_params(o, &pce)?;
-    let opts = ProveOptions { backend, verify: real_params, randomness: None };
-    let mut all = Vec::new();
-    for i in 0..o.n.max(1) {
-        let (res, wall) = stage(&format!("seal proof {}/{}", i + 1, o.n), || -> Result<Timings> {
-            let mut sum = Timings::default();
-            for k in 0..c1.num_partitions() {
-                let (_, t) = prove_one(&pce, &params, c1.circuit(k)?, Some(&c1.public_inputs(k)?), &opts)?;
-                sum.add(&t);
-            }
-            Ok(sum)
-        });
-        let mut t = res?;
-        t.total = wall;
-        all.push(t);
-    }
-    let t = median(&all);
-    let id = circuit_id(size)?;
-    let mut rows = summary(&id, backend, pce.num_constraints(), (extract_s, params_s), &t, all.len(), real_params)?;
-    rows.insert(1, ("partitions", c1.num_partitions().to_string()));
-    table("prove (PoRep C2, times summed over partitions)", &rows);
-    report(o, backend, pce.num_constraints(), &t, all.len(), real_params, serde_json::Value::Null)
 }

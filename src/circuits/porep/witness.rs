@@ -19,14 +19,14 @@ use crate::{Error, Result};
 
 /// Where one synthesis writes its values: the first `skip` are dropped (the
 /// prefix), the rest fill `dst` in order.
-struct Slot<'a> {
+struct Share<'a> {
     skip: usize,
     dst: &'a mut [Scalar],
     filled: usize,
     seen: usize,
 }
 
-impl Slot<'_> {
+impl Share<'_> {
     fn push(&mut self, v: Scalar) -> std::result::Result<usize, SynthesisError> {
         let at = self.seen;
         self.seen += 1;
@@ -42,12 +42,12 @@ impl Slot<'_> {
 /// An alloc-only constraint system writing into two slots (inputs, aux).
 /// Not a witness generator and not extensible: gadgets take their plain
 /// allocation paths, which allocate in the same order.
-struct SlotCs<'a> {
-    inputs: Slot<'a>,
-    aux: Slot<'a>,
+struct ShareCs<'a> {
+    inputs: Share<'a>,
+    aux: Share<'a>,
 }
 
-impl ConstraintSystem<Scalar> for SlotCs<'_> {
+impl ConstraintSystem<Scalar> for ShareCs<'_> {
     type Root = Self;
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
@@ -138,9 +138,9 @@ pub(super) fn in_parallel(c: &impl Challenges, room: Room) -> Result<Witness> {
     let dst_in = pieces(&mut w.inputs[prefix_in + 1..], parts, per_in);
     let dst_aux = pieces(&mut w.aux[prefix_aux..], parts, per_aux);
     dst_in.into_par_iter().zip(dst_aux).enumerate().try_for_each(|(i, (dst_in, dst_aux))| -> Result<()> {
-        let mut cs = SlotCs {
-            inputs: Slot { skip: prefix_in, dst: dst_in, filled: 0, seen: 0 },
-            aux: Slot { skip: prefix_aux, dst: dst_aux, filled: 0, seen: 0 },
+        let mut cs = ShareCs {
+            inputs: Share { skip: prefix_in, dst: dst_in, filled: 0, seen: 0 },
+            aux: Share { skip: prefix_aux, dst: dst_aux, filled: 0, seen: 0 },
         };
         c.synthesize(&mut cs, Some(i))?;
         if cs.inputs.filled != per_in || cs.aux.filled != per_aux {

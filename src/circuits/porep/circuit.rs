@@ -1,0 +1,169 @@
+//! One partition's PoRep circuit, its id, and its blank form (the PCE's source).
+
+use std::fmt;
+
+use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use filecoin_proofs::constants::{
+    DefaultPieceDomain, DefaultTreeDomain, SectorShapeBase, SectorShapeSub8, SectorShapeTop2,
+};
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::parameter_cache::CacheableParameters;
+use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
+
+use super::{guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
+use crate::witness::{Room, Witness, WitnessSource};
+use crate::{Error, Result};
+
+fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
+    let vp = vanilla_params::<Tree>(size)?;
+    Ok(<Compound<Tree> as CacheableParameters<StackedCircuit<Tree, G>, _>>::cache_identifier(&vp))
+}
+
+fn blank_typed<Tree: Shape>(size: PorepSize) -> Result<PorepCircuit> {
+    let vp = vanilla_params::<Tree>(size)?;
+    let c = guarded("building the blank PoRep circuit", Error::Synthesis, || {
+        Ok(<Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::blank_circuit(&vp))
+    })?;
+    Ok(Tree::wrap_circuit(ShapedCircuit::Blank(c)))
+}
+
+/// filecoin-proofs' parameter cache identifier of `size`'s circuit, e.g.
+/// `stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-032d3138…`.
+/// The `.params`/`.vk` files are `v28-<this>.params` / `.vk` in the parameter cache.
+pub fn param_cache_identifier(size: PorepSize) -> Result<String> {
+    with_shape!(size, cache_id_typed, size)
+}
+
+/// The circuit id of a PoRep PCE: `porep-<size>-v1_1-<param cache identifier>`, e.g.
+/// `porep-2k-v1_1-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-032d…`.
+/// It names the registered proof and the exact parameter set, so a PCE file recorded for another
+/// size, version or circuit revision does not match.
+pub fn circuit_id(size: PorepSize) -> Result<String> {
+    Ok(format!("porep-{}-v1_1-{}", size.short_name(), param_cache_identifier(size)?))
+}
+
+/// The circuit that parameter generation synthesises: same R1CS as every real partition, no
+/// witness values. Use it to record the PCE (`pce::extract(blank_circuit(size)?)`).
+pub fn blank_circuit(size: PorepSize) -> Result<PorepCircuit> {
+    with_shape!(size, blank_typed, size)
+}
+
+/// One partition's PoRep circuit (filecoin-proofs `StackedCircuit`), with its tree shape erased.
+/// Implements `bellperson::Circuit<Scalar>` by delegating to filecoin-proofs' synthesis, so it
+/// works with `pce::extract`, `Witness::generate`, the reference CS and
+/// `bellperson::groth16::create_proof`; as a [`WitnessSource`] it synthesizes its challenges in
+/// parallel.
+pub struct PorepCircuit(pub(super) AnyShape);
+
+pub(super) enum AnyShape {
+    Base(ShapedCircuit<SectorShapeBase>),
+    Sub8(ShapedCircuit<SectorShapeSub8>),
+    Top2(ShapedCircuit<SectorShapeTop2>),
+}
+
+pub(super) enum ShapedCircuit<Tree: Shape> {
+    /// No witness values: filecoin-proofs' blank circuit (parameters, PCE extraction).
+    Blank(StackedCircuit<Tree, G>),
+    /// A C1's partition: what `StackedCompound::circuit` puts into its `StackedCircuit`
+    /// (whose fields are private), kept here so challenges can be synthesized one by one.
+    Proving(Proving<Tree>),
+}
+
+pub(super) struct Proving<Tree: Shape> {
+    pub(super) replica_id: DefaultTreeDomain,
+    pub(super) comm_d: Option<DefaultPieceDomain>,
+    pub(super) comm_r: Option<DefaultTreeDomain>,
+    pub(super) comm_r_last: DefaultTreeDomain,
+    pub(super) comm_c: DefaultTreeDomain,
+    /// One vanilla proof per challenge.
+    pub(super) challenges: Vec<VanillaProof<Tree>>,
+}
+
+impl<Tree: Shape> Proving<Tree> {
+    /// filecoin-proofs' own synthesis of the prefix and the given challenges.
+    fn synthesize_with<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        challenges: Vec<VanillaProof<Tree>>,
+    ) -> std::result::Result<(), SynthesisError> {
+        StackedCircuit::<Tree, G>::synthesize(
+            cs,
+            Some(self.replica_id),
+            self.comm_d,
+            self.comm_r,
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            challenges.into_iter().map(Into::into).collect(),
+        )
+    }
+}
+
+impl<Tree: Shape> witness::Challenges for Proving<Tree> {
+    fn count(&self) -> usize {
+        self.challenges.len()
+    }
+
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        i: Option<usize>,
+    ) -> std::result::Result<(), SynthesisError> {
+        self.synthesize_with(cs, i.map(|i| self.challenges[i].clone()).into_iter().collect())
+    }
+}
+
+impl<Tree: Shape> ShapedCircuit<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
+        match self {
+            ShapedCircuit::Blank(c) => c.synthesize(cs),
+            ShapedCircuit::Proving(mut p) => {
+                let all = std::mem::take(&mut p.challenges);
+                p.synthesize_with(cs, all)
+            }
+        }
+    }
+
+    fn witness(self, room: Room) -> Result<Witness> {
+        match self {
+            ShapedCircuit::Blank(c) => Witness::generate_sized(c, room),
+            ShapedCircuit::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, room)),
+        }
+    }
+}
+
+impl Circuit<Scalar> for PorepCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
+        match self.0 {
+            AnyShape::Base(c) => c.synthesize(cs),
+            AnyShape::Sub8(c) => c.synthesize(cs),
+            AnyShape::Top2(c) => c.synthesize(cs),
+        }
+    }
+}
+
+impl WitnessSource for PorepCircuit {
+    fn witness(self, room: Room) -> Result<Witness> {
+        match self.0 {
+            AnyShape::Base(c) => c.witness(room),
+            AnyShape::Sub8(c) => c.witness(room),
+            AnyShape::Top2(c) => c.witness(room),
+        }
+    }
+}
+
+impl fmt::Debug for PorepCircuit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = match self.0 {
+            AnyShape::Base(_) => "SectorShapeBase",
+            AnyShape::Sub8(_) => "SectorShapeSub8",
+            AnyShape::Top2(_) => "SectorShapeTop2",
+        };
+        write!(f, "PorepCircuit({shape})")
+    }
+}
+
+/// Records the PCE of `size`'s PoRep circuit from the blank circuit (no C1 needed).
+pub fn extract_pce(size: PorepSize) -> Result<crate::pce::Pce> {
+    crate::pce::extract(blank_circuit(size)?)
+}

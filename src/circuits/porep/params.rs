@@ -1,0 +1,26 @@
+//! Where filecoin-proofs keeps a size's parameters, and its verifying keys. The `.params` files
+//! themselves are read by `groth16::read_params` (bellperson's format).
+
+use std::io::Read;
+use std::path::Path;
+
+use bellperson::groth16::VerifyingKey;
+use blstrs::Bls12;
+
+use super::{param_cache_identifier, PorepSize};
+use crate::{Error, Result};
+
+/// The file name filecoin-proofs gives `size`'s parameters in its parameter cache
+/// (`v28-<param cache identifier>.params`); the `.vk` file has the same stem.
+pub fn params_file_name(size: PorepSize) -> Result<String> {
+    Ok(format!("v{}-{}.params", storage_proofs_core::parameter_cache::VERSION, param_cache_identifier(size)?))
+}
+
+/// Reads a Filecoin `.vk` file (bellperson `VerifyingKey::write` format).
+pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey<Bls12>> {
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut buf))
+        .map_err(|e| Error::Io(format!("reading verifying key {}: {e}", path.display())))?;
+    VerifyingKey::read(&buf[..]).map_err(|e| Error::Io(format!("parsing verifying key {}: {e}", path.display())))
+}

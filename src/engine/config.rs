@@ -1,0 +1,77 @@
+//! How an engine is made: its threads, devices, workers and memory budget.
+
+use crate::Result;
+
+/// The host memory the engine may use for in-flight proofs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetSpec {
+    Bytes(u64),
+    /// `MemAvailable` at start-up minus a safety margin.
+    Available {
+        margin: u64,
+    },
+}
+
+impl BudgetSpec {
+    pub(super) fn bytes(self) -> Result<u64> {
+        match self {
+            BudgetSpec::Bytes(b) => Ok(b),
+            BudgetSpec::Available { margin } => {
+                let info = std::fs::read_to_string("/proc/meminfo")?;
+                let avail = crate::mem::parse_status_field(&info, "MemAvailable");
+                Ok(avail.saturating_sub(margin))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Threads for witness generation, and as many again for SpMV (0: one
+    /// per core each).
+    pub synthesis_threads: usize,
+    /// Added to the nice value of the thread that creates the engine, for
+    /// the synthesis threads ([`SYNTHESIS_NICE`] by default; 0: the same
+    /// priority).
+    pub synthesis_nice: i32,
+    /// GPUs to use (`None`: all; none present or an empty list: the CPU).
+    pub devices: Option<Vec<u32>>,
+    /// Backend-stage workers per device (the CPU counts as one device).
+    pub workers_per_device: usize,
+    pub budget: BudgetSpec,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            synthesis_threads: 0,
+            synthesis_nice: SYNTHESIS_NICE,
+            devices: None,
+            workers_per_device: 1,
+            budget: BudgetSpec::Available { margin: 4 << 30 },
+        }
+    }
+}
+
+/// The synthesis threads' default nice value: above the callers' and the
+/// backend's, so that the short host steps of a GPU's backend stage (copies
+/// into the pinned staging, an MSM's final sums) preempt the synthesis
+/// threads, which have slack (a proof's SpMV finishes well before a worker
+/// is free for it), instead of leaving the GPU waiting.
+pub const SYNTHESIS_NICE: i32 = 10;
+
+/// Adds `nice` to the calling thread's nice value (on Linux a nice value is
+/// per thread; raising it needs no privilege, lowering it would).
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+pub(super) fn renice_this_thread(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: getpriority/setpriority on this thread's own id; no memory
+        // is involved. A failure leaves the priority as it was.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(nice));
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The devices' backend-stage workers: a request takes a worker of its device, or with `Auto`
+//! of whichever healthy device frees one first; per-device counters for the stats.
+
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+use super::CancelToken;
+use crate::groth16::Backend;
+use crate::{gpu, Error, Result};
+
+/// How many backend failures in a row take a device out of `Auto` rotation.
+const FAILURES_TO_SIDELINE: u32 = 3;
+
+/// One device's (or the CPU's) backend-stage workers and counters.
+#[derive(Default)]
+struct Lane {
+    free: usize,
+    proofs: u64,
+    failures: u64,
+    failures_in_a_row: u32,
+    /// Seconds with at least one backend stage running, closed intervals.
+    busy: f64,
+    busy_since: Option<Instant>,
+}
+
+impl Lane {
+    fn healthy(&self) -> bool {
+        self.failures_in_a_row < FAILURES_TO_SIDELINE
+    }
+}
+
+/// What one of the engine's devices has done so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceStats {
+    pub backend: Backend,
+    pub workers: usize,
+    /// Workers running a backend stage now.
+    pub in_use: usize,
+    /// Backend stages that succeeded / failed.
+    pub proofs: u64,
+    pub failures: u64,
+    /// Wall seconds with at least one backend stage running (the union of
+    /// their intervals, so busy / wall is the device's busy fraction).
+    pub busy_seconds: f64,
+    /// False once it failed `FAILURES_TO_SIDELINE` times in a row: `Auto`
+    /// requests avoid it (a request naming it still goes there, and a success
+    /// brings it back).
+    pub healthy: bool,
+    /// Device memory (cudaMemGetInfo) now; 0 for the CPU.
+    pub vram_free: u64,
+    pub vram_total: u64,
+}
+
+/// The devices' workers behind one lock, so a request can wait for whichever
+/// device frees a worker first.
+pub(super) struct Lanes {
+    pub(super) backends: Vec<Backend>,
+    workers: usize,
+    state: Mutex<Vec<Lane>>,
+    freed: Condvar,
+}
+
+/// A backend-stage worker of lane `index`, given back on drop.
+pub(super) struct Worker<'a> {
+    lanes: &'a Lanes,
+    index: usize,
+}
+
+impl Lanes {
+    /// `workers` per backend; each backend listed once.
+    pub(super) fn new(backends: Vec<Backend>, workers: usize) -> Result<Lanes> {
+        for (i, b) in backends.iter().enumerate() {
+            if backends[..i].contains(b) {
+                return Err(Error::InvalidInput(format!("{b:?} is listed twice")));
+            }
+        }
+        Ok(Lanes {
+            state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
+            backends,
+            workers,
+            freed: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lane>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a worker of the wanted device, or with `Auto` of whichever
+    /// healthy device (other than `avoid`) has one free first.
+    pub(super) fn acquire(&self, want: Backend, avoid: Option<Backend>, cancel: &CancelToken) -> Result<Worker<'_>> {
+        let allowed: Vec<usize> = match want {
+            Backend::Auto => (0..self.backends.len()).filter(|&i| Some(self.backends[i]) != avoid).collect(),
+            b => vec![self.index_of(b)?],
+        };
+        let mut st = self.lock();
+        loop {
+            cancel.check()?;
+            let usable: Vec<usize> =
+                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy()).collect();
+            if usable.is_empty() {
+                return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
+            }
+            // Most free workers first; ties go to the first listed.
+            if let Some(i) =
+                usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free))
+            {
+                let lane = &mut st[i];
+                lane.free -= 1;
+                if lane.free + 1 == self.workers {
+                    lane.busy_since = Some(Instant::now());
+                }
+                return Ok(Worker { lanes: self, index: i });
+            }
+            st = self.freed.wait_timeout(st, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    pub(super) fn index_of(&self, b: Backend) -> Result<usize> {
+        self.backends.iter().position(|&x| x == b).ok_or_else(|| {
+            Error::InvalidInput(format!("{b:?} is not one of this engine's devices {:?}", self.backends))
+        })
+    }
+
+    /// Counts a backend outcome; only device errors count against its health.
+    pub(super) fn record<T>(&self, index: usize, outcome: &Result<T>) {
+        let lane = &mut self.lock()[index];
+        match outcome {
+            Ok(_) => {
+                lane.proofs += 1;
+                lane.failures_in_a_row = 0;
+            }
+            Err(e) => {
+                lane.failures += 1;
+                if matches!(e, Error::Gpu(_)) {
+                    lane.failures_in_a_row += 1;
+                }
+            }
+        }
+    }
+
+    pub(super) fn stats(&self) -> Vec<DeviceStats> {
+        let st = self.lock();
+        self.backends
+            .iter()
+            .zip(st.iter())
+            .map(|(&backend, lane)| {
+                let (vram_free, vram_total) = match backend {
+                    Backend::Cuda(id) => gpu::device_memory(id).unwrap_or((0, 0)),
+                    _ => (0, 0),
+                };
+                DeviceStats {
+                    backend,
+                    workers: self.workers,
+                    in_use: self.workers - lane.free,
+                    proofs: lane.proofs,
+                    failures: lane.failures,
+                    busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
+                    healthy: lane.healthy(),
+                    vram_free,
+                    vram_total,
+                }
+            })
+            .collect()
+    }
+}
+
+impl Worker<'_> {
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(super) fn backend(&self) -> Backend {
+        self.lanes.backends[self.index]
+    }
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        let mut st = self.lanes.lock();
+        let lane = &mut st[self.index];
+        lane.free += 1;
+        if lane.free == self.lanes.workers {
+            if let Some(t) = lane.busy_since.take() {
+                lane.busy += t.elapsed().as_secs_f64();
+            }
+        }
+        drop(st);
+        self.lanes.freed.notify_all();
+    }
+}

@@ -1,0 +1,157 @@
+//! A request: every partition of a statement proven through the engine at once, each reserving
+//! its own footprint, the first failure cancelling the rest; and its proof bytes verified.
+
+use std::time::Instant;
+
+use bellperson::groth16::{Parameters, Proof, VerifyingKey};
+use blstrs::{Bls12, Scalar};
+
+use super::pipeline::{seconds_since, Partition, Stage};
+use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
+use crate::circuits::{Instance, Statement};
+use crate::groth16::{self, PROOF_BYTES};
+use crate::pce::Pce;
+use crate::witness::WitnessSource;
+use crate::{Error, Result};
+
+/// One request: a statement and how to prove it.
+pub struct Request<'a> {
+    /// The PCE of the statement's circuit.
+    pub pce: &'a Pce,
+    pub params: &'a Parameters<Bls12>,
+    pub statement: &'a Statement,
+    pub opts: ProveOptions,
+    /// 0..=255: a request waiting for the budget is overtaken by any later one of higher priority.
+    pub priority: Priority,
+    pub cancel: CancelToken,
+    /// Called after each stage of each partition (benchmarks sample memory there).
+    pub observer: Option<&'a (dyn Fn(Stage) + Sync)>,
+}
+
+/// What the fan-out needs of a statement: its partitions' circuits and public inputs (a seam:
+/// the engine's tests give it partitions that fail).
+pub(crate) trait Partitions: Sync {
+    type Instance: WitnessSource;
+    fn count(&self) -> usize;
+    fn instance(&self, k: usize) -> Result<Self::Instance>;
+    fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>>;
+}
+
+impl Partitions for Statement {
+    type Instance = Instance;
+    fn count(&self) -> usize {
+        self.partitions()
+    }
+    fn instance(&self, k: usize) -> Result<Instance> {
+        Statement::instance(self, k)
+    }
+    fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
+        Statement::public_inputs(self, k)
+    }
+}
+
+impl Engine {
+    /// Proves every partition of `req.statement` at once and returns their proofs in partition
+    /// order, with the partitions' stage times summed (`total`: the request's wall time). Each
+    /// partition is checked against its public inputs unless `opts.verify` is off. The first
+    /// partition that fails cancels the others and its error is the request's; a cancel of
+    /// `req.cancel` ends every partition still waiting.
+    pub fn prove(&self, req: Request<'_>) -> Result<(Vec<Proof<Bls12>>, Timings)> {
+        let Request { pce, params, statement, opts, priority, cancel, observer } = req;
+        self.prove_partitions(pce, params, statement, &opts, priority, &cancel, observer)
+    }
+
+    /// [`Engine::prove`] over any [`Partitions`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prove_partitions<P: Partitions>(
+        &self,
+        pce: &Pce,
+        params: &Parameters<Bls12>,
+        statement: &P,
+        opts: &ProveOptions,
+        priority: Priority,
+        cancel: &CancelToken,
+        observer: Option<&(dyn Fn(Stage) + Sync)>,
+    ) -> Result<(Vec<Proof<Bls12>>, Timings)> {
+        let start = Instant::now();
+        let n = statement.count();
+        if let Some(rs) = &opts.randomness {
+            if rs.len() != n {
+                return Err(Error::InvalidInput(format!("{} (r, s) pairs given for {n} partitions", rs.len())));
+            }
+        }
+        // Cancelled by the caller, or by the first partition that fails.
+        let stop = cancel.child();
+        let partition = |k: usize| -> Result<(Proof<Bls12>, Timings)> {
+            let verify_against = if opts.verify { Some(statement.public_inputs(k)?) } else { None };
+            self.prove_partition(Partition {
+                pce,
+                params,
+                circuit: statement.instance(k)?,
+                verify_against,
+                backend: opts.backend,
+                randomness: opts.randomness.as_ref().map(|rs| rs[k]),
+                priority,
+                cancel: stop.clone(),
+                observer,
+            })
+            .inspect_err(|_| stop.cancel())
+        };
+        let outcomes: Vec<Result<_>> = if n == 1 {
+            vec![partition(0)]
+        } else {
+            let partition = &partition;
+            std::thread::scope(|s| {
+                let running: Vec<_> = (0..n).map(|k| s.spawn(move || partition(k))).collect();
+                running
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|p| {
+                            stop.cancel();
+                            Err(Error::Synthesis(format!("a partition panicked: {}", crate::error::panic_text(&*p))))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        // The first real failure, not the cancels it caused in its siblings.
+        let failures = || outcomes.iter().filter_map(|r| r.as_ref().err());
+        if let Some(e) = failures().find(|e| **e != Error::Cancelled).or_else(|| failures().next()) {
+            return Err(e.clone());
+        }
+        let mut proofs = Vec::with_capacity(n);
+        let mut sum = Timings::default();
+        for (proof, t) in outcomes.into_iter().flatten() {
+            proofs.push(proof);
+            sum.add(&t);
+        }
+        sum.total = seconds_since(start);
+        Ok((proofs, sum))
+    }
+}
+
+/// A request's proof bytes: each partition's 192 bytes in partition order (for PoRep, what
+/// `seal_commit_phase2` returns).
+pub fn proof_bytes(proofs: &[Proof<Bls12>]) -> Vec<u8> {
+    proofs.iter().flat_map(groth16::proof_bytes).collect()
+}
+
+/// Verifies a request's proof bytes with `vk`: every partition against its public inputs, as
+/// filecoin-proofs verifies a seal. `MalformedProof` when the bytes do not decode,
+/// `InvalidInput` when their length is not the statement's.
+pub fn verify(vk: &VerifyingKey<Bls12>, statement: &Statement, bytes: &[u8]) -> Result<()> {
+    let n = statement.partitions();
+    if bytes.len() != n * PROOF_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "this proof has {} bytes, the statement's {} ({n} partitions × {PROOF_BYTES})",
+            bytes.len(),
+            n * PROOF_BYTES
+        )));
+    }
+    for (k, chunk) in bytes.chunks(PROOF_BYTES).enumerate() {
+        let proof = Proof::<Bls12>::read(chunk)
+            .map_err(|e| Error::MalformedProof(format!("partition {k}'s proof does not decode: {e}")))?;
+        groth16::verify(vk, &proof, &statement.public_inputs(k)?)?;
+    }
+    Ok(())
+}

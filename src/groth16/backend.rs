@@ -1,0 +1,106 @@
+//! Where a proof's backend stage (H and the MSMs) runs, and the one entry that runs it: the
+//! inputs checked once, then the CPU or a CUDA device, then the proof assembled with r and s.
+
+use bellperson::groth16::{Parameters, Proof};
+use blstrs::{Bls12, Scalar};
+
+use super::{assemble, check_shape, timed, ProveTimings};
+use crate::pce::{Abc, Pce};
+use crate::witness::Witness;
+use crate::{gpu, Error, Result};
+
+/// Where the H computation and the MSMs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A GPU when one is present, else the CPU.
+    Auto,
+    Cpu,
+    /// The CUDA device with this id.
+    Cuda(u32),
+}
+
+impl Backend {
+    /// Parses `auto`, `cpu`, `cuda` (device 0) or `cuda:N`.
+    pub fn parse(s: &str) -> Result<Backend> {
+        match s {
+            "auto" => Ok(Backend::Auto),
+            "cpu" => Ok(Backend::Cpu),
+            "cuda" => Ok(Backend::Cuda(0)),
+            _ => s
+                .strip_prefix("cuda:")
+                .and_then(|id| id.parse().ok())
+                .map(Backend::Cuda)
+                .ok_or_else(|| Error::InvalidInput(format!("unknown backend {s:?}"))),
+        }
+    }
+
+    /// A concrete backend: `Auto` is CUDA device 0 when there is one, else the CPU; a named
+    /// device must exist.
+    pub fn resolve(self) -> Result<Backend> {
+        match self {
+            Backend::Auto if gpu::device_count() > 0 => Ok(Backend::Cuda(0)),
+            Backend::Auto => Ok(Backend::Cpu),
+            Backend::Cuda(id) => gpu::check_device(id).map(|()| self),
+            Backend::Cpu => Ok(self),
+        }
+    }
+}
+
+/// Proves on a resolved `backend` with the randomisers r and s; `abc` is consumed (it dies as
+/// soon as H no longer needs it). Byte-identical to `bellperson::groth16::create_proof` with the
+/// same r and s, on every backend.
+pub fn prove(
+    backend: Backend,
+    pce: &Pce,
+    w: &Witness,
+    abc: Abc,
+    params: &Parameters<Bls12>,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof<Bls12>, ProveTimings)> {
+    check_inputs(pce, w, &abc, params)?;
+    let mut t = ProveTimings::default();
+    let parts = match backend {
+        Backend::Cpu => super::cpu::proof_parts(pce, w, abc, params, &mut t)?,
+        Backend::Cuda(device) => cuda_parts(device, pce, w, abc, params, &mut t)?,
+        Backend::Auto => return Err(Error::InvalidInput("the backend must be resolved first".into())),
+    };
+    let proof = timed(&mut t.assembly, || assemble(&params.vk, &parts, r, s))?;
+    Ok((proof, t))
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_parts(
+    device: u32,
+    pce: &Pce,
+    w: &Witness,
+    abc: Abc,
+    params: &Parameters<Bls12>,
+    t: &mut ProveTimings,
+) -> Result<super::ProofParts> {
+    super::cuda::proof_parts(device, pce, w, abc, params, t)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_parts(
+    device: u32,
+    _: &Pce,
+    _: &Witness,
+    _: Abc,
+    _: &Parameters<Bls12>,
+    _: &mut ProveTimings,
+) -> Result<super::ProofParts> {
+    gpu::check_device(device).and(Err(Error::Gpu(format!("no CUDA device {device}: built without the cuda feature"))))
+}
+
+/// Rejects a witness, evaluation or parameter set that does not fit `pce`.
+fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
+    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
+        return Err(Error::InvalidInput("TEMP witness shape".into()));
+    }
+    let n = pce.num_constraints();
+    if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n {
+        return Err(Error::InvalidInput(format!("a, b, c must have {n} values")));
+    }
+    check_shape(pce, params)
+}
