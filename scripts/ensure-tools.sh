@@ -22,3 +22,8 @@ if ! command -v go >/dev/null; then
   echo "ensure-tools: installing Go (Debian's golang-go)" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >&2
 fi
+# rustup's minimal profile has neither: the lint step needs both.
+if command -v rustup >/dev/null; then
+  cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt >&2
+  cargo clippy --version >/dev/null 2>&1 || rustup component add clippy >&2
+fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (cargo test), C (c-tests under ASan+LSan+UBSan), Go
-# (go test -race with cgocheck2), plus the header and link-line checks.
+# (go test -race with cgocheck2), plus rustfmt, clippy, the header and the
+# link-line checks.
 #
 #   ./scripts/test.sh
 #
@@ -13,6 +14,9 @@ source scripts/ensure-tools.sh
 flags=${CUZK_CARGO_FLAGS:-}
 t0=$SECONDS
 step() { echo; echo "=== $* ($((SECONDS - t0))s)"; }
+
+step "lint: rustfmt and clippy -D warnings"
+scripts/lint.sh
 
 step "header: include/cuzk.h is what the pinned cbindgen generates"
 scripts/gen-header.sh --check
