@@ -18,16 +18,29 @@ macro_rules! resident {
         ///
         /// The bases are copied to the device once, in [`Self::new`], and stay
         /// there until the value is dropped. `msm` may be called from many
-        /// threads; MSMs on one device run one at a time.
+        /// threads at once: MSMs on one device are not serialised but
+        /// interleave, each with its own scratch memory and events, their
+        /// kernels queued on the device's shared streams.
         pub struct $name {
+            /// The C++ `dev_vec_t` (cuda/dev_vec.cuh) holding the bases.
             handle: NonNull<c_void>,
             device_id: usize,
             len: usize,
         }
 
-        // The handle is an immutable device buffer plus its size; the C++
-        // side serializes MSMs per device.
+        // SAFETY: `handle` owns a C++ `dev_vec_t`: a device id, a length and
+        // a device allocation, none of which the C side changes after `new`
+        // returns (the upload has been synchronised by then). Nothing in it
+        // belongs to the creating thread: every entry point selects the
+        // device for the calling thread, and so does the free (in `drop`),
+        // so the value may move to, and be dropped on, any thread.
         unsafe impl Send for $name {}
+        // SAFETY: `msm`, the only C call through `&self`, only reads the
+        // handle's fields and (its kernels) the bases. Each call allocates
+        // its own buckets, scratch and events (sppark's `msm_t`) and writes
+        // only those and its own `out`, so concurrent calls share no mutable
+        // memory; the CUDA runtime is thread-safe. The free runs in `drop`,
+        // with `&mut self`: after every `msm` has returned.
         unsafe impl Sync for $name {}
 
         impl $name {

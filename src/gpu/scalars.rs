@@ -14,14 +14,27 @@ use crate::mem::{Owner, Tracked};
 /// Scalars in one device's memory (an H polynomial, a witness's aux, a
 /// density selection of them), freed on drop.
 pub struct DeviceScalars {
+    /// The C++ `dev_vec_t<fr_t>` (cuda/dev_vec.cuh) holding the scalars.
     handle: NonNull<c_void>,
     device_id: usize,
     len: usize,
     _accounted: Tracked,
 }
 
-// An immutable device buffer plus its length.
+// SAFETY: `handle` owns a C++ `dev_vec_t<fr_t>`: a device id, a length and
+// a device allocation, none of which changes after the constructor
+// (`upload`, `select`, `compute_h_device`) returns; every constructor
+// synchronises its writes to the buffer before returning. Nothing in it
+// belongs to the creating thread: every entry point selects the device for
+// the calling thread, and so does the free (in `drop`), so the value may
+// move to, and be dropped on, any thread.
 unsafe impl Send for DeviceScalars {}
+// SAFETY: the C calls through `&self` (`select`, `to_host`, MSMs through
+// `Scalars::Device`) only read the handle's fields and the buffer, each
+// writing only memory it allocated itself (or its own output) and
+// synchronising before it returns, so concurrent calls share no mutable
+// memory; the CUDA runtime is thread-safe. The free runs in `drop`, with
+// `&mut self`: after every call on a borrow has returned.
 unsafe impl Sync for DeviceScalars {}
 
 impl DeviceScalars {
