@@ -21,6 +21,8 @@ pub(super) fn device_arg(device_id: usize) -> Result<i32> {
 /// launch). 0 when there is no GPU or no driver.
 pub fn device_count() -> usize {
     let mut n = 0usize;
+    // SAFETY: the C side writes one `size_t` (= usize) through the pointer,
+    // which points to a live local, and keeps nothing.
     match check(unsafe { ffi::cuzk_gpu_count(&mut n) }) {
         Ok(()) => n,
         Err(_) => 0,
@@ -46,6 +48,9 @@ pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
     let dev = device_arg(device_id)?;
     let mut c =
         ffi::GpuInfoC { cuda_id: 0, sm_count: 0, major: 0, minor: 0, total_bytes: 0, free_bytes: 0, name: [0; 256] };
+    // SAFETY: `c` is a live local of the `repr(C)` mirror of
+    // `cuzk_gpu_info_t`; the C side writes its fields, the name at most 255
+    // bytes plus a NUL, and keeps no pointer.
     check(unsafe { ffi::cuzk_gpu_info(dev, &mut c) })?;
     let len = c.name.iter().position(|&b| b == 0).unwrap_or(c.name.len());
     Ok(DeviceInfo {
@@ -81,6 +86,8 @@ pub(super) fn staging_arg(device_id: usize) -> Result<i32> {
     let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
     if !staging.iter().any(|(d, _)| *d == dev) {
         let mut bytes = 0usize;
+        // SAFETY: the C side writes one `size_t` (= usize) through the
+        // pointer, which points to a live local, and keeps nothing.
         check(unsafe { ffi::cuzk_staging_bytes(dev, &mut bytes) })?;
         // It holds a, b, c (and aux) on their way to the device.
         staging.push((dev, Tracked::new(Owner::Abc, bytes as u64)));

@@ -48,6 +48,10 @@ macro_rules! resident {
             pub fn new(device_id: usize, bases: &[$affine]) -> Result<Self> {
                 let dev = staging_arg(device_id)?;
                 let mut handle: *mut c_void = std::ptr::null_mut();
+                // SAFETY: `bases` is valid for `bases.len()` points whose layout
+                // is sppark's affine type (pinned in ffi.rs); the C side copies
+                // them to the device before it returns and keeps no pointer to
+                // them. It writes `handle` (null on failure) and nothing else.
                 check(unsafe { ffi::$new(dev, bases.as_ptr(), bases.len(), &mut handle) })?;
                 let handle = NonNull::new(handle).ok_or_else(|| invalid("null bases handle"))?;
                 Ok(Self { handle, device_id, len: bases.len() })
@@ -84,6 +88,14 @@ macro_rules! resident {
                 }
                 let (host, dev) = scalars.raw(self.device_id)?;
                 let mut out = <$proj as group::Group>::identity();
+                // SAFETY: `handle` is the live `dev_vec_t` from `new` (freed only
+                // in `drop`), and `range` lies inside its `len` bases (checked
+                // above, and again by the C side). `raw` gave either a host
+                // pointer valid for `range.len()` scalars, read before the call
+                // returns, or the handle of a `DeviceScalars` on this device whose
+                // length the C side checks against `range.len()`; the borrow in
+                // `scalars` keeps either alive for the call. `out` is a live
+                // local of sppark's Jacobian layout; the C side writes only it.
                 check(unsafe { ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out) })?;
                 Ok(out)
             }
@@ -91,6 +103,9 @@ macro_rules! resident {
 
         impl Drop for $name {
             fn drop(&mut self) {
+                // SAFETY: `handle` came from `new` and is freed exactly once,
+                // here; no call can be using it (`drop` has `&mut self`). The C
+                // side's destructor catches every exception.
                 unsafe { ffi::$free(self.handle.as_ptr()) }
             }
         }
@@ -106,6 +121,12 @@ macro_rules! resident {
             }
             let (host, d) = scalars.raw(device_id)?;
             let mut out = <$proj as group::Group>::identity();
+            // SAFETY: `bases` is valid for `bases.len()` points of sppark's
+            // affine layout, and the scalars (host pointer or a live
+            // `DeviceScalars` on this device, as in `msm`) number as many
+            // (checked above; the C side checks the device length again). All
+            // are only read, and not after the call returns; the C side writes
+            // only `out`, a live local of sppark's Jacobian layout.
             check(unsafe { ffi::$host_msm(dev, bases.as_ptr(), bases.len(), host, d, &mut out) })?;
             Ok(out)
         }

@@ -16,6 +16,8 @@ pub const MAX_LG_DOMAIN: u32 = 28;
 pub fn ntt_constants(lg_domain: u32) -> Result<(Scalar, Scalar)> {
     let mut omega = Scalar::ZERO;
     let mut g = Scalar::ZERO;
+    // SAFETY: the C side writes one `fr_t` (the layout of `Scalar`, pinned in
+    // ffi.rs) through each pointer, both to live locals, and keeps nothing.
     check(unsafe { ffi::cuzk_ntt_constants(lg_domain, &mut omega, &mut g) })?;
     Ok((omega, g))
 }
@@ -58,6 +60,11 @@ pub fn compute_h_device(
     let z_inv = z_inv_on_coset(lg_domain);
     let mut handle = std::ptr::null_mut();
     let mut times = ffi::HTimesC::default();
+    // SAFETY: `a`, `b` and `c` are valid for `n` scalars each (checked above);
+    // the C side reads them before it returns and keeps no pointer to them.
+    // `z_inv` is a live local read by value during the call; `Scalar` is
+    // `[u64; 4]` underneath, the layout of `fr_bits_t`. `handle` and `times`
+    // are live locals that the C side writes (`handle` null on failure).
     check(unsafe {
         ffi::cuzk_compute_h(
             dev,

@@ -48,6 +48,10 @@ impl DeviceScalars {
     pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
         let dev = staging_arg(device_id)?;
         let mut handle = std::ptr::null_mut();
+        // SAFETY: `scalars` is valid for `scalars.len()` values of sppark's
+        // `fr_t` layout (pinned in ffi.rs); the C side copies them to the
+        // device before it returns and keeps no pointer to them. It writes
+        // `handle` (null on failure) and nothing else.
         check(unsafe { ffi::cuzk_scalars_upload(dev, scalars.as_ptr(), scalars.len(), &mut handle) })?;
         Self::from_raw(handle, device_id, scalars.len(), scalars.len())
     }
@@ -72,6 +76,10 @@ impl DeviceScalars {
             return Err(invalid(format!("{} bitmap words for {} scalars", words.len(), self.len)));
         }
         let mut handle = std::ptr::null_mut();
+        // SAFETY: `self.handle` is live until `drop`. `words` is valid for
+        // `words.len()` u64s, at least the `len / 64` rounded up the C side
+        // reads (checked above, and by the C side); it reads them before it
+        // returns and keeps no pointer. It writes `handle` (null on failure).
         check(unsafe { ffi::cuzk_scalars_select(self.handle.as_ptr(), words.as_ptr(), words.len(), &mut handle) })?;
         let ones: usize = words[..self.len.div_ceil(64)]
             .iter()
@@ -88,6 +96,9 @@ impl DeviceScalars {
     /// Copies the scalars back to the host.
     pub fn to_host(&self) -> Result<Vec<Scalar>> {
         let mut out = vec![Scalar::ZERO; self.len];
+        // SAFETY: `self.handle` is live until `drop`; `out` has room for the
+        // `self.len` scalars the C side writes (it checks that `self.len` is
+        // the vector's length), and every bit pattern is a valid `Scalar`.
         check(unsafe { ffi::cuzk_scalars_download(self.handle.as_ptr(), out.as_mut_ptr(), self.len) })?;
         Ok(out)
     }
@@ -95,6 +106,9 @@ impl DeviceScalars {
 
 impl Drop for DeviceScalars {
     fn drop(&mut self) {
+        // SAFETY: `handle` came from a C constructor (`from_raw`) and is freed
+        // exactly once, here; no call can be using it (`drop` has `&mut
+        // self`). The C side's destructor catches every exception.
         unsafe { ffi::cuzk_scalars_free(self.handle.as_ptr()) }
     }
 }
