@@ -1,6 +1,6 @@
 //! GPU-layer tests. Those that need a device print a note and pass when
 //! `device_count() == 0`, so they are harmless on CPU-only machines; the
-//! constants test needs no GPU at all.
+//! constants test and the H reference's own test need no GPU at all.
 
 use super::*;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -167,8 +167,11 @@ fn msm_g2_matches_cpu() {
 
 // ---- CPU reference for H, step by step as bellperson 0.27's execute_fft
 // with EvaluationDomain (from_coeffs, ifft, coset_fft, mul_assign,
-// sub_assign, divide_by_z_on_coset, icoset_fft). Written out here because
-// bellperson's Worker type lives in ec-gpu-gen, which is not a dependency.
+// sub_assign, divide_by_z_on_coset, icoset_fft), written out serially.
+// bellperson's own EvaluationDomain needs ec-gpu-gen's Worker; ec-gpu-gen is
+// a dev-dependency, and tests/parity.rs uses the two to check the CPU NTTs
+// (groth16::ntt) against bellperson. These tests do not use them:
+// `reference_h_is_the_quotient` checks this reference instead.
 
 fn bitreverse(mut n: usize, l: u32) -> usize {
     let mut r = 0;
@@ -179,7 +182,7 @@ fn bitreverse(mut n: usize, l: u32) -> usize {
     r
 }
 
-/// ec-gpu-gen's serial_fft: in-place radix-2 DIT with bit-reversed input.
+/// As ec-gpu-gen's serial_fft: in-place radix-2 DIT with bit-reversed input.
 fn serial_fft(a: &mut [Scalar], omega: Scalar, log_n: u32) {
     let n = a.len();
     assert_eq!(n, 1 << log_n);
