@@ -6,36 +6,53 @@ use std::ptr::NonNull;
 use blstrs::Scalar;
 use ff::Field;
 
-use super::device::staging_arg;
-use super::error::{check, invalid, Result};
+use super::device::c_device_for_upload;
+use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use crate::mem::{Owner, Tracked};
 
 /// Scalars in one device's memory (an H polynomial, a witness's aux, a
 /// density selection of them), freed on drop.
 pub struct DeviceScalars {
+    /// The C++ `dev_vec_t<fr_t>` (cuda/dev_vec.cuh) holding the scalars.
     handle: NonNull<c_void>,
     device_id: usize,
     len: usize,
     _accounted: Tracked,
 }
 
-// An immutable device buffer plus its length.
+// SAFETY: `handle` owns a C++ `dev_vec_t<fr_t>`: a device id, a length and
+// a device allocation, none of which changes after the constructor
+// (`upload`, `select`, `compute_h_device`) returns; every constructor
+// synchronises its writes to the buffer before returning. Nothing in it
+// belongs to the creating thread: every entry point selects the device for
+// the calling thread, and so does the free (in `drop`), so the value may
+// move to, and be dropped on, any thread.
 unsafe impl Send for DeviceScalars {}
+// SAFETY: the C calls through `&self` (`select`, `to_host`, MSMs through
+// `Scalars::Device`) only read the handle's fields and the buffer, each
+// writing only memory it allocated itself (or its own output) and
+// synchronising before it returns, so concurrent calls share no mutable
+// memory; the CUDA runtime is thread-safe. The free runs in `drop`, with
+// `&mut self`: after every call on a borrow has returned.
 unsafe impl Sync for DeviceScalars {}
 
 impl DeviceScalars {
     /// Takes ownership of a vector the C side allocated (`alloc` scalars).
     pub(super) fn from_raw(handle: *mut c_void, device_id: usize, len: usize, alloc: usize) -> Result<Self> {
-        let handle = NonNull::new(handle).ok_or_else(|| invalid("null scalars handle"))?;
+        let handle = NonNull::new(handle).ok_or_else(|| invalid_argument("null scalars handle"))?;
         Ok(Self { handle, device_id, len, _accounted: Tracked::new(Owner::Gpu, 32 * alloc.max(1) as u64) })
     }
 
     /// Copies `scalars` to `device_id` (through the pinned staging).
     pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
-        let dev = staging_arg(device_id)?;
+        let c_id = c_device_for_upload(device_id)?;
         let mut handle = std::ptr::null_mut();
-        check(unsafe { ffi::cuzk_scalars_upload(dev, scalars.as_ptr(), scalars.len(), &mut handle) })?;
+        // SAFETY: `scalars` is valid for `scalars.len()` values of sppark's
+        // `fr_t` layout (pinned in ffi.rs); the C side copies them to the
+        // device before it returns and keeps no pointer to them. It writes
+        // `handle` (null on failure) and nothing else.
+        check(unsafe { ffi::cuzk_scalars_upload(c_id, scalars.as_ptr(), scalars.len(), &mut handle) })?;
         Self::from_raw(handle, device_id, scalars.len(), scalars.len())
     }
 
@@ -56,9 +73,13 @@ impl DeviceScalars {
     /// same device: bellperson's density selection, done on the device.
     pub fn select(&self, words: &[u64]) -> Result<DeviceScalars> {
         if words.len() < self.len.div_ceil(64) {
-            return Err(invalid(format!("{} bitmap words for {} scalars", words.len(), self.len)));
+            return Err(invalid_argument(format!("{} bitmap words for {} scalars", words.len(), self.len)));
         }
         let mut handle = std::ptr::null_mut();
+        // SAFETY: `self.handle` is live until `drop`. `words` is valid for
+        // `words.len()` u64s, at least the `len / 64` rounded up the C side
+        // reads (checked above, and by the C side); it reads them before it
+        // returns and keeps no pointer. It writes `handle` (null on failure).
         check(unsafe { ffi::cuzk_scalars_select(self.handle.as_ptr(), words.as_ptr(), words.len(), &mut handle) })?;
         let ones: usize = words[..self.len.div_ceil(64)]
             .iter()
@@ -75,6 +96,9 @@ impl DeviceScalars {
     /// Copies the scalars back to the host.
     pub fn to_host(&self) -> Result<Vec<Scalar>> {
         let mut out = vec![Scalar::ZERO; self.len];
+        // SAFETY: `self.handle` is live until `drop`; `out` has room for the
+        // `self.len` scalars the C side writes (it checks that `self.len` is
+        // the vector's length), and every bit pattern is a valid `Scalar`.
         check(unsafe { ffi::cuzk_scalars_download(self.handle.as_ptr(), out.as_mut_ptr(), self.len) })?;
         Ok(out)
     }
@@ -82,6 +106,10 @@ impl DeviceScalars {
 
 impl Drop for DeviceScalars {
     fn drop(&mut self) {
+        // SAFETY: `handle` came from a C constructor (taken over in
+        // `from_raw`) and is freed exactly once, here; no call can be using
+        // it (`drop` has `&mut self`). The C side's destructor catches every
+        // exception.
         unsafe { ffi::cuzk_scalars_free(self.handle.as_ptr()) }
     }
 }
@@ -106,12 +134,12 @@ impl Scalars<'_> {
     }
 
     /// The (host pointer, device handle) pair the C MSMs take.
-    pub(super) fn raw(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
+    pub(super) fn c_pointers(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
         match self {
             Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
             Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
             Scalars::Device(d) => {
-                Err(invalid(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
+                Err(invalid_argument(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
             }
         }
     }

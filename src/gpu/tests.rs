@@ -1,8 +1,9 @@
 //! GPU-layer tests. Those that need a device print a note and pass when
 //! `device_count() == 0`, so they are harmless on CPU-only machines; the
-//! constants test needs no GPU at all.
+//! constants test and the H reference's own test need no GPU at all.
 
 use super::*;
+use crate::groth16::ntt::z_inv_on_coset;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -72,6 +73,11 @@ fn g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
     let mut out = vec![G2Affine::identity(); n];
     G2Projective::batch_normalize(&proj, &mut out);
     out
+}
+
+/// H brought back to the host, with the `z_inv` the CUDA backend passes.
+fn compute_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg: u32) -> Result<Vec<Scalar>> {
+    compute_h_device(device_id, a, b, c, lg, z_inv_on_coset(lg))?.0.to_host()
 }
 
 fn naive_g1(bases: &[G1Affine], s: &[Scalar]) -> G1Projective {
@@ -167,8 +173,11 @@ fn msm_g2_matches_cpu() {
 
 // ---- CPU reference for H, step by step as bellperson 0.27's execute_fft
 // with EvaluationDomain (from_coeffs, ifft, coset_fft, mul_assign,
-// sub_assign, divide_by_z_on_coset, icoset_fft). Written out here because
-// bellperson's Worker type lives in ec-gpu-gen, which is not a dependency.
+// sub_assign, divide_by_z_on_coset, icoset_fft), written out serially.
+// bellperson's own EvaluationDomain needs ec-gpu-gen's Worker; ec-gpu-gen is
+// a dev-dependency, and tests/parity.rs uses the two to check the CPU NTTs
+// (groth16::ntt) against bellperson. These tests do not use them:
+// `reference_h_is_the_quotient` checks this reference instead.
 
 fn bitreverse(mut n: usize, l: u32) -> usize {
     let mut r = 0;
@@ -179,7 +188,7 @@ fn bitreverse(mut n: usize, l: u32) -> usize {
     r
 }
 
-/// ec-gpu-gen's serial_fft: in-place radix-2 DIT with bit-reversed input.
+/// As ec-gpu-gen's serial_fft: in-place radix-2 DIT with bit-reversed input.
 fn serial_fft(a: &mut [Scalar], omega: Scalar, log_n: u32) {
     let n = a.len();
     assert_eq!(n, 1 << log_n);
@@ -350,7 +359,7 @@ fn repeated_calls_do_not_leak() {
         let r = ResidentG1::new(0, &bases).unwrap();
         r.msm(0..n, &s).unwrap();
         compute_h(0, &s, &s, &s, 15).unwrap();
-        let (h, _) = compute_h_device(0, &s, &s, &s, 15).unwrap();
+        let (h, _) = compute_h_device(0, &s, &s, &s, 15, z_inv_on_coset(15)).unwrap();
         h.select(&words).unwrap();
         let d = DeviceScalars::upload(0, &s).unwrap();
         let sel = d.select(&words).unwrap();
@@ -426,7 +435,7 @@ fn compute_h_device_stays_on_device() {
     let lg = 12;
     let n = 3000;
     let (a, b, c) = (scalars(n, 1), scalars(n, 2), scalars(n, 3));
-    let (h, t) = compute_h_device(0, &a, &b, &c, lg).unwrap();
+    let (h, t) = compute_h_device(0, &a, &b, &c, lg, z_inv_on_coset(lg)).unwrap();
     assert_eq!(h.len(), (1 << lg) - 1);
     assert!(t.upload >= 0.0 && t.ntt > 0.0, "{t:?}");
     let want = reference_h(&a, &b, &c, lg);
@@ -550,7 +559,7 @@ fn gpu_primitive_timings() {
     for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
         let n = 1usize << lg;
         let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
-        let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg).unwrap());
+        let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg, z_inv_on_coset(lg)).unwrap());
         println!("| compute_h_device (staged H2D + 3 iNTT + 3 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
         println!(
             "|   of which upload / NTT after upload (events, last call) | 2^{lg} | - | {:.3} | {:.3} |",

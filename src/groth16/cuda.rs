@@ -2,8 +2,9 @@
 //! and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When the queries do not fit beside a
-//! proof's working set, the bases stream from host memory instead, and the
-//! stats say so. Randomisation and assembly stay on the host (constant time).
+//! proof's working set, the bases stream from host memory instead (and a
+//! warning is logged). Randomisation and assembly stay on the host (constant
+//! time).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -32,16 +33,24 @@ struct DeviceSrs {
 
 /// Where a parameter set's bases live on one device.
 enum Placement {
-    Resident(Arc<DeviceSrs>),
+    Resident(DeviceSrs),
     /// Did not fit: every MSM streams its bases from host memory.
     Streamed,
 }
 
 /// Resident SRS per (device, parameter set). The key is the address of the
 /// parameters' H query; the `Weak` beside it pins that address (it cannot be
-/// reused while the weak lives) and tells whether the parameters are still loaded.
+/// reused while the weak lives) and tells whether any user still holds the
+/// parameters. Entries whose parameters are gone are dropped, freeing their
+/// device copies, by [`evict_unloaded`] and before every new placement.
 type Cache = HashMap<(u32, usize), (Weak<Vec<G1Affine>>, Arc<Placement>)>;
 static RESIDENT: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// Drops the entries of parameters nobody holds any more. A proof holds its
+/// parameters while it runs, so no proof is using what this frees.
+fn retain_alive(cache: &mut Cache) {
+    cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+}
 
 /// Device bytes a proof needs besides the SRS: a, b, c on the domain, then
 /// aux and its A and B selections, plus MSM scratch (a conservative
@@ -50,30 +59,34 @@ fn working_set(pce: &Pce) -> u64 {
     32 * (5 * pce.domain_size() + 3 * pce.num_aux) as u64
 }
 
+/// Device bytes of the five queries of `p` (the points as blstrs lays them out).
 fn srs_bytes(p: &Parameters<Bls12>) -> u64 {
     96 * (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64 + 192 * p.b_g2.len() as u64
 }
 
+/// Where the queries of `p` are on `device`: uploaded on first use if they fit
+/// beside a proof's working set, else streamed. The cache stays locked through
+/// the upload, so concurrent first proofs upload once.
 fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placement>> {
     let key = (device, Arc::as_ptr(&p.h) as usize);
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(HashMap::new);
-    cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+    retain_alive(cache);
     if let Some((_, placed)) = cache.get(&key) {
         return Ok(placed.clone());
     }
-    let dev = device as usize;
-    let free = gpu::device_info(dev)?.free_bytes;
+    let device_id = device as usize;
+    let free = gpu::device_info(device_id)?.free_bytes;
     let need = srs_bytes(p);
     let placed = if need + working_set(pce) <= free {
-        Placement::Resident(Arc::new(DeviceSrs {
-            h: ResidentG1::new(dev, &p.h)?,
-            l: ResidentG1::new(dev, &p.l)?,
-            a: ResidentG1::new(dev, &p.a)?,
-            b_g1: ResidentG1::new(dev, &p.b_g1)?,
-            b_g2: ResidentG2::new(dev, &p.b_g2)?,
+        Placement::Resident(DeviceSrs {
+            h: ResidentG1::new(device_id, &p.h)?,
+            l: ResidentG1::new(device_id, &p.l)?,
+            a: ResidentG1::new(device_id, &p.a)?,
+            b_g1: ResidentG1::new(device_id, &p.b_g1)?,
+            b_g2: ResidentG2::new(device_id, &p.b_g2)?,
             _accounted: Tracked::new(Owner::Gpu, need),
-        }))
+        })
     } else {
         log::warn!("SRS ({need} B) does not fit on device {device} ({free} B free): streaming bases from host");
         Placement::Streamed
@@ -83,42 +96,35 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     Ok(placed)
 }
 
-/// Whether the parameters are resident on `device` (false: streamed or not yet used).
-pub fn is_resident(device: u32, p: &Parameters<Bls12>) -> bool {
-    let guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
-    guard
-        .as_ref()
-        .and_then(|c| c.get(&(device, Arc::as_ptr(&p.h) as usize)))
-        .is_some_and(|(_, p)| matches!(**p, Placement::Resident(_)))
-}
-
-/// Frees every device copy of parameters that are no longer loaded, and of
-/// `p` when given.
-pub fn evict(p: Option<&Parameters<Bls12>>) {
+/// Frees the device copies of every parameter set nobody holds any more
+/// (its last `Arc` dropped: unloaded from [`super::srs`] and no handle or
+/// proof left). Waits while another thread uploads parameters.
+pub fn evict_unloaded() {
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cache) = guard.as_mut() {
-        let gone = p.map(|p| Arc::as_ptr(&p.h) as usize);
-        cache.retain(|k, (weak, _)| weak.strong_count() > 0 && Some(k.1) != gone);
+        retain_alive(cache);
     }
 }
 
-/// `Σ scalars · bases[range]` on the device, resident or streamed.
-fn g1(
-    dev: u32,
+/// `Σ scalars · bases[range]` on the device, `bases` resident (the `query`
+/// of the device's copy) or streamed from `host`.
+fn device_msm_g1(
+    device: u32,
     placed: &Placement,
-    pick: fn(&DeviceSrs) -> &ResidentG1,
+    query: fn(&DeviceSrs) -> &ResidentG1,
     host: &[G1Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
 ) -> Result<G1Projective> {
     Ok(match placed {
-        Placement::Resident(srs) => pick(srs).msm(range, s)?,
-        Placement::Streamed => gpu::msm_g1_host(dev as usize, &host[range], s)?,
+        Placement::Resident(srs) => query(srs).msm(range, s)?,
+        Placement::Streamed => gpu::msm_g1_host(device as usize, &host[range], s)?,
     })
 }
 
-fn g2(
-    dev: u32,
+/// [`device_msm_g1`] for B in G2.
+fn device_msm_g2(
+    device: u32,
     placed: &Placement,
     host: &[G2Affine],
     range: std::ops::Range<usize>,
@@ -126,7 +132,7 @@ fn g2(
 ) -> Result<G2Projective> {
     Ok(match placed {
         Placement::Resident(srs) => srs.b_g2.msm(range, s)?,
-        Placement::Streamed => gpu::msm_g2_host(dev as usize, &host[range], s)?,
+        Placement::Streamed => gpu::msm_g2_host(device as usize, &host[range], s)?,
     })
 }
 
@@ -150,10 +156,10 @@ pub fn prove(
     check_inputs(pce, w, &abc, params)?;
     let mut t = ProveTimings::default();
     let placed = placement(device, pce, params)?;
-    let dev = device;
     let lg = pce.domain_size().trailing_zeros();
 
-    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(dev as usize, &abc.a, &abc.b, &abc.c, lg))?;
+    let z_inv = super::ntt::z_inv_on_coset(lg);
+    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(device as usize, &abc.a, &abc.b, &abc.c, lg, z_inv))?;
     (t.gpu.h_upload, t.gpu.h_ntt) = (ht.upload, ht.ntt);
     abc.release();
     let m1 = h_coeffs.len();
@@ -162,8 +168,8 @@ pub fn prove(
     let mut aux_upload = 0.0;
     let (h, aux) = timed(&mut t.msm_h, || {
         std::thread::scope(|sc| {
-            let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(dev as usize, &w.aux)));
-            let h = g1(dev, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
+            let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(device as usize, &w.aux)));
+            let h = device_msm_g1(device, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
             let aux = up
                 .join()
                 .unwrap_or_else(|_| Err(gpu::GpuError { code: -1, message: "aux upload thread panicked".into() }));
@@ -175,7 +181,7 @@ pub fn prove(
     drop(h_coeffs);
 
     let na = w.aux.len();
-    let l = timed(&mut t.msm_l, || g1(dev, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
+    let l = timed(&mut t.msm_l, || device_msm_g1(device, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
 
     let d = &pce.density;
     let ni = pce.num_inputs;
@@ -183,7 +189,7 @@ pub fn prove(
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
         Ok(msm_g1(&params.a[..ni], &w.inputs)
-            + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
+            + device_msm_g1(device, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
@@ -191,14 +197,15 @@ pub fn prove(
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
         let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs)
-            + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
+            + device_msm_g1(device, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
         Ok((b_aux, b_g1))
     })?;
     t.gpu.select = select_a + select_b;
     drop(aux);
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + g2(dev, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
+        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs)
+            + device_msm_g2(device, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
     })?;
     drop(b_aux);
     let start = Instant::now();
@@ -237,6 +244,34 @@ mod tests {
         });
         assert_eq!(got.len(), 12);
         assert!(got.iter().all(|p| *p == want), "a concurrent proof differs");
+    }
+
+    /// The device copies of parameters stay while anyone holds them, and go
+    /// at the next `evict_unloaded` once nobody does.
+    #[test]
+    fn device_copies_freed_once_params_dropped() {
+        if gpu::device_count() == 0 {
+            eprintln!("device_copies_freed_once_params_dropped: skipped, no CUDA device");
+            return;
+        }
+        let circuit = Synthetic::new(Family::Sha256Chain, 1 << 12, 1);
+        let pce = extract(circuit.blank()).unwrap();
+        let params = super::super::dummy_params(&pce, 3);
+        // Pins the address the cache is keyed by, so no other test's
+        // parameters can take it once these are dropped.
+        let h = Arc::downgrade(&params.h);
+        let key = (0u32, h.as_ptr() as usize);
+        let cached = || RESIDENT.lock().unwrap().as_ref().is_some_and(|c| c.contains_key(&key));
+        let placed = placement(0, &pce, &params).unwrap();
+        assert!(matches!(*placed, Placement::Resident(_)));
+        drop(placed);
+        assert!(cached());
+        evict_unloaded();
+        assert!(cached(), "evicted while the parameters are alive");
+        drop(params);
+        assert_eq!(h.strong_count(), 0);
+        evict_unloaded();
+        assert!(!cached(), "device copies outlived their parameters");
     }
 
     /// Where one proof's GPU stage goes, step by step: sha256-chain at
