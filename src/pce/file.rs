@@ -65,7 +65,7 @@ use ff::PrimeField;
 use memmap2::Mmap;
 use rayon::prelude::*;
 
-use super::matrix::{Array, Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT};
+use super::matrix::{decode, Array, Bitmap, CsrMatrix, Densities, Pce, MAX_COLS, TAG_DICT};
 use crate::{Error, Result};
 
 /// The first eight bytes of every `.pce` file.
@@ -586,9 +586,7 @@ fn scan_rows<const MODE: u8>(
         let row = &words[s..e];
         let mut k = 0;
         while k < row.len() {
-            let w = row[k];
-            let col = w & COL_MASK;
-            let tag = w >> COL_BITS;
+            let (tag, col) = decode(row[k]);
             bad |= col >= cols;
             bad |= tag > TAG_DICT;
             if tag == TAG_DICT {
@@ -624,9 +622,8 @@ fn row_error(name: &str, rp: &[u32], words: &[u32], r: std::ops::Range<usize>, c
         let row = &words[s..e];
         let mut k = 0;
         while k < row.len() {
-            let w = row[k];
-            let (col, tag) = ((w & COL_MASK) as usize, w >> COL_BITS);
-            if col >= cols {
+            let (tag, col) = decode(row[k]);
+            if col as usize >= cols {
                 return bad(format!("{name} row {i}: column {col} out of {cols} columns"));
             }
             if tag > TAG_DICT {

@@ -17,10 +17,24 @@ pub const COL_BITS: u32 = 30;
 pub const MAX_COLS: usize = 1 << COL_BITS;
 /// Mask of the column bits.
 pub const COL_MASK: u32 = (1 << COL_BITS) - 1;
-/// Coefficient tags (the top two bits of a word).
+/// Coefficient tags (the top two bits of a word); 3 is invalid.
 pub const TAG_PLUS_ONE: u32 = 0;
 pub const TAG_MINUS_ONE: u32 = 1;
+/// The next word of the row is an index into the dictionary.
 pub const TAG_DICT: u32 = 2;
+
+/// The `(tag, column)` of a matrix word. The one decoder of the format: it
+/// inlines into the evaluator's inner loop, so it must stay this cheap.
+#[inline(always)]
+pub fn decode(word: u32) -> (u32, u32) {
+    (word >> COL_BITS, word & COL_MASK)
+}
+
+/// The word of `col` (< [`MAX_COLS`]) with coefficient tag `tag`.
+#[inline(always)]
+pub fn encode(tag: u32, col: u32) -> u32 {
+    tag << COL_BITS | col
+}
 
 /// A read-only array that is either owned or a view into a validated, mapped file.
 pub enum Array<T: bytemuck::Pod> {
@@ -94,10 +108,9 @@ impl CsrMatrix {
         let row = self.row(i);
         let mut k = 0;
         std::iter::from_fn(move || {
-            let w = *row.get(k)?;
+            let (tag, col) = decode(*row.get(k)?);
             k += 1;
-            let col = (w & COL_MASK) as usize;
-            let coeff = match w >> COL_BITS {
+            let coeff = match tag {
                 TAG_PLUS_ONE => Scalar::from(1u64),
                 TAG_MINUS_ONE => -Scalar::from(1u64),
                 _ => {
@@ -106,7 +119,7 @@ impl CsrMatrix {
                     d
                 }
             };
-            Some((col, coeff))
+            Some((col as usize, coeff))
         })
     }
 
