@@ -135,15 +135,7 @@ pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
 
 /// As [`evaluate`], into the buffers `bufs` (e.g. kept from an earlier proof).
 pub fn evaluate_into(pce: &Pce, w: &Witness, bufs: [Vec<Scalar>; 3]) -> Result<Abc> {
-    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
-        return Err(Error::InvalidInput(format!(
-            "witness has {} inputs and {} aux, the PCE expects {} and {}",
-            w.inputs.len(),
-            w.aux.len(),
-            pce.num_inputs,
-            pce.num_aux
-        )));
-    }
+    pce.check_witness(w)?;
     let z = Z { inputs: &w.inputs, aux: &w.aux };
     let dict = &pce.dict[..];
     let [a, b, c] = bufs;

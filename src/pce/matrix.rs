@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 
+use crate::witness::Witness;
+use crate::{Error, Result};
+
 /// Bits of a word holding the column.
 pub const COL_BITS: u32 = 30;
 /// Largest number of columns (inputs + aux) a PCE can hold.
@@ -191,6 +194,22 @@ pub struct Pce {
 }
 
 impl Pce {
+    /// Refuses a witness of another shape than this PCE's (inputs, the ONE
+    /// included, and aux): evaluating it would index out of bounds or mean
+    /// another circuit.
+    pub fn check_witness(&self, w: &Witness) -> Result<()> {
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::InvalidInput(format!(
+                "witness has {} inputs and {} aux, the PCE expects {} and {}",
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        Ok(())
+    }
+
     /// Constraints, bellperson's `input_i · 0 = 0` rows included.
     pub fn num_constraints(&self) -> usize {
         self.a.rows()
