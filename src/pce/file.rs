@@ -58,7 +58,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use blstrs::Scalar;
 use ff::PrimeField;
@@ -736,63 +735,4 @@ pub fn validate(pce: &Pce) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Timings and sizes of one save/load round of a PCE (see [`bench`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FileBench {
-    pub file_bytes: u64,
-    pub nnz: u64,
-    /// File bytes per non-zero, all in.
-    pub bytes_per_nnz: f64,
-    pub save_s: f64,
-    /// Load with checksums skipped (map + structural validation), page cache hot.
-    pub load_s: f64,
-    /// Load with every section's checksum verified, page cache hot.
-    pub load_verified_s: f64,
-    /// The structural validation alone, on the loaded PCE.
-    pub validate_s: f64,
-    /// [`fingerprint`] of the in-memory PCE.
-    pub fingerprint_s: f64,
-}
-
-/// Saves `pce` to `path`, loads it back both ways (best of `reps` each, after a
-/// warm-up load so the page cache is hot), and times the validation alone.
-pub fn bench(pce: &Pce, circuit_id: &str, path: &Path, reps: usize) -> Result<FileBench> {
-    let t = Instant::now();
-    save(pce, circuit_id, path)?;
-    let save_s = t.elapsed().as_secs_f64();
-    let file_bytes = std::fs::metadata(path)?.len();
-    let t = Instant::now();
-    let fp = fingerprint(pce);
-    let fingerprint_s = t.elapsed().as_secs_f64();
-    drop(load(path, Some(circuit_id), false)?); // warm the page cache
-    let best = |verify: bool| -> Result<f64> {
-        let mut best = f64::INFINITY;
-        for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            let l = load(path, Some(circuit_id), verify)?;
-            best = best.min(t.elapsed().as_secs_f64());
-            if l.fingerprint != fp {
-                return Err(bad("fingerprint changed across save and load"));
-            }
-        }
-        Ok(best)
-    };
-    let load_s = best(false)?;
-    let load_verified_s = best(true)?;
-    let l = load(path, Some(circuit_id), false)?;
-    let t = Instant::now();
-    validate(&l.pce)?;
-    let validate_s = t.elapsed().as_secs_f64();
-    Ok(FileBench {
-        file_bytes,
-        nnz: pce.nnz(),
-        bytes_per_nnz: file_bytes as f64 / pce.nnz().max(1) as f64,
-        save_s,
-        load_s,
-        load_verified_s,
-        validate_s,
-        fingerprint_s,
-    })
 }
