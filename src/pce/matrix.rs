@@ -106,26 +106,6 @@ impl CsrMatrix {
         &self.words[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
     }
 
-    /// Iterates `(column, coefficient)` of a row, for checks and tests.
-    pub fn row_entries<'a>(&'a self, i: usize, dict: &'a [Scalar]) -> impl Iterator<Item = (usize, Scalar)> + 'a {
-        let row = self.row(i);
-        let mut k = 0;
-        std::iter::from_fn(move || {
-            let (tag, col) = decode(*row.get(k)?);
-            k += 1;
-            let coeff = match tag {
-                TAG_PLUS_ONE => Scalar::from(1u64),
-                TAG_MINUS_ONE => -Scalar::from(1u64),
-                _ => {
-                    let d = dict[row[k] as usize];
-                    k += 1;
-                    d
-                }
-            };
-            Some((col as usize, coeff))
-        })
-    }
-
     pub fn heap_bytes(&self) -> usize {
         self.row_ptr.heap_bytes() + self.words.heap_bytes()
     }
@@ -179,6 +159,13 @@ pub struct Densities {
     pub b_aux: Bitmap,
 }
 
+impl Densities {
+    /// a_aux, b_input, b_aux.
+    pub fn all(&self) -> [&Bitmap; 3] {
+        [&self.a_aux, &self.b_input, &self.b_aux]
+    }
+}
+
 /// A circuit's pre-compiled constraint system.
 #[derive(Debug)]
 pub struct Pce {
@@ -230,10 +217,7 @@ impl Pce {
             + self.b.byte_len()
             + self.c.byte_len()
             + self.dict.len() * 32
-            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
-                .iter()
-                .map(|b| b.words.byte_len())
-                .sum::<usize>()
+            + self.density.all().iter().map(|b| b.words.byte_len()).sum::<usize>()
     }
 
     /// Bytes per non-zero, all in.
@@ -247,9 +231,6 @@ impl Pce {
             + self.b.heap_bytes()
             + self.c.heap_bytes()
             + self.dict.capacity() * 32
-            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
-                .iter()
-                .map(|b| b.words.heap_bytes())
-                .sum::<usize>()
+            + self.density.all().iter().map(|b| b.words.heap_bytes()).sum::<usize>()
     }
 }

@@ -16,6 +16,9 @@ use super::matrix::{
 };
 use crate::{Error, Result};
 
+/// Why recording stops when a matrix outgrows its `u32` row pointers.
+const WORDS_OVERFLOW: &str = "more than 2^32 words in one matrix";
+
 /// Rows of one matrix under construction.
 #[derive(Default)]
 struct Rows {
@@ -112,7 +115,7 @@ impl RecordingCs {
             Self::push_term(&mut self.m[which], &mut self.dict, col, coeff);
         }
         if !self.m[which].end_row() {
-            self.overflow.get_or_insert("more than 2^32 words in one matrix".into());
+            self.overflow.get_or_insert(WORDS_OVERFLOW.into());
         }
     }
 
@@ -133,7 +136,7 @@ impl RecordingCs {
             Self::push_term(&mut self.m[0], &mut self.dict, col, &Scalar::ONE);
             let ok = self.m.iter_mut().fold(true, |ok, rows| rows.end_row() & ok);
             if !ok {
-                return Err(Error::TooLarge("more than 2^32 words in one matrix".into()));
+                return Err(Error::TooLarge(WORDS_OVERFLOW.into()));
             }
         }
         let (ni, na) = (self.num_inputs, self.num_aux);
@@ -278,7 +281,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
                     k += 1;
                 }
                 if !self.m[which].end_row() {
-                    self.overflow.get_or_insert("more than 2^32 words in one matrix".into());
+                    self.overflow.get_or_insert(WORDS_OVERFLOW.into());
                 }
             }
             self.m[which].nnz += src.nnz;
