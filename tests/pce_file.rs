@@ -208,7 +208,8 @@ fn structural_corruption_behind_valid_checksums_is_refused() {
     // The first TAG_DICT word of B (the `big` constant) and a row of A.
     let bw = &pce.b.words;
     let di = bw.iter().position(|w| w >> 30 == 2).expect("a dictionary coefficient in B");
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+    type Corrupt = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Corrupt)> = vec![
         ("column", Box::new(move |b| put_u32(b, a_words, cols))),
         ("tag", Box::new(move |b| put_u32(b, a_words, 3 << 30))),
         ("dictionary index", Box::new(move |b| put_u32(b, b_words + 4 * (di + 1), 1 << 20))),

@@ -10,7 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::matrix::{CsrMatrix, Pce, COL_BITS, COL_MASK, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use super::matrix::{decode, CsrMatrix, Pce, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use crate::witness::Witness;
 use crate::{Error, Result};
 
@@ -92,9 +92,9 @@ fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
     let mut acc = Scalar::ZERO;
     let mut k = 0;
     while k < row.len() {
-        let w = row[k];
-        let v = z.get((w & COL_MASK) as usize);
-        match w >> COL_BITS {
+        let (tag, col) = decode(row[k]);
+        let v = z.get(col as usize);
+        match tag {
             TAG_PLUS_ONE => acc += v,
             TAG_MINUS_ONE => acc -= v,
             _ => {
@@ -135,15 +135,7 @@ pub fn evaluate(pce: &Pce, w: &Witness) -> Result<Abc> {
 
 /// As [`evaluate`], into the buffers `bufs` (e.g. kept from an earlier proof).
 pub fn evaluate_into(pce: &Pce, w: &Witness, bufs: [Vec<Scalar>; 3]) -> Result<Abc> {
-    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
-        return Err(Error::InvalidInput(format!(
-            "witness has {} inputs and {} aux, the PCE expects {} and {}",
-            w.inputs.len(),
-            w.aux.len(),
-            pce.num_inputs,
-            pce.num_aux
-        )));
-    }
+    pce.check_witness(w)?;
     let z = Z { inputs: &w.inputs, aux: &w.aux };
     let dict = &pce.dict[..];
     let [a, b, c] = bufs;

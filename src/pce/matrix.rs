@@ -11,16 +11,33 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 
+use crate::witness::Witness;
+use crate::{Error, Result};
+
 /// Bits of a word holding the column.
 pub const COL_BITS: u32 = 30;
 /// Largest number of columns (inputs + aux) a PCE can hold.
 pub const MAX_COLS: usize = 1 << COL_BITS;
 /// Mask of the column bits.
 pub const COL_MASK: u32 = (1 << COL_BITS) - 1;
-/// Coefficient tags (the top two bits of a word).
+/// Coefficient tags (the top two bits of a word); 3 is invalid.
 pub const TAG_PLUS_ONE: u32 = 0;
 pub const TAG_MINUS_ONE: u32 = 1;
+/// The next word of the row is an index into the dictionary.
 pub const TAG_DICT: u32 = 2;
+
+/// The `(tag, column)` of a matrix word. The one decoder of the format: it
+/// inlines into the evaluator's inner loop, so it must stay this cheap.
+#[inline(always)]
+pub fn decode(word: u32) -> (u32, u32) {
+    (word >> COL_BITS, word & COL_MASK)
+}
+
+/// The word of `col` (< [`MAX_COLS`]) with coefficient tag `tag`.
+#[inline(always)]
+pub fn encode(tag: u32, col: u32) -> u32 {
+    tag << COL_BITS | col
+}
 
 /// A read-only array that is either owned or a view into a validated, mapped file.
 pub enum Array<T: bytemuck::Pod> {
@@ -89,27 +106,6 @@ impl CsrMatrix {
         &self.words[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
     }
 
-    /// Iterates `(column, coefficient)` of a row, for checks and tests.
-    pub fn row_entries<'a>(&'a self, i: usize, dict: &'a [Scalar]) -> impl Iterator<Item = (usize, Scalar)> + 'a {
-        let row = self.row(i);
-        let mut k = 0;
-        std::iter::from_fn(move || {
-            let w = *row.get(k)?;
-            k += 1;
-            let col = (w & COL_MASK) as usize;
-            let coeff = match w >> COL_BITS {
-                TAG_PLUS_ONE => Scalar::from(1u64),
-                TAG_MINUS_ONE => -Scalar::from(1u64),
-                _ => {
-                    let d = dict[row[k] as usize];
-                    k += 1;
-                    d
-                }
-            };
-            Some((col, coeff))
-        })
-    }
-
     pub fn heap_bytes(&self) -> usize {
         self.row_ptr.heap_bytes() + self.words.heap_bytes()
     }
@@ -163,6 +159,13 @@ pub struct Densities {
     pub b_aux: Bitmap,
 }
 
+impl Densities {
+    /// a_aux, b_input, b_aux.
+    pub fn all(&self) -> [&Bitmap; 3] {
+        [&self.a_aux, &self.b_input, &self.b_aux]
+    }
+}
+
 /// A circuit's pre-compiled constraint system.
 #[derive(Debug)]
 pub struct Pce {
@@ -178,6 +181,22 @@ pub struct Pce {
 }
 
 impl Pce {
+    /// Refuses a witness of another shape than this PCE's (inputs, the ONE
+    /// included, and aux): evaluating it would index out of bounds or mean
+    /// another circuit.
+    pub fn check_witness(&self, w: &Witness) -> Result<()> {
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::InvalidInput(format!(
+                "witness has {} inputs and {} aux, the PCE expects {} and {}",
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        Ok(())
+    }
+
     /// Constraints, bellperson's `input_i · 0 = 0` rows included.
     pub fn num_constraints(&self) -> usize {
         self.a.rows()
@@ -198,10 +217,7 @@ impl Pce {
             + self.b.byte_len()
             + self.c.byte_len()
             + self.dict.len() * 32
-            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
-                .iter()
-                .map(|b| b.words.byte_len())
-                .sum::<usize>()
+            + self.density.all().iter().map(|b| b.words.byte_len()).sum::<usize>()
     }
 
     /// Bytes per non-zero, all in.
@@ -215,9 +231,6 @@ impl Pce {
             + self.b.heap_bytes()
             + self.c.heap_bytes()
             + self.dict.capacity() * 32
-            + [&self.density.a_aux, &self.density.b_input, &self.density.b_aux]
-                .iter()
-                .map(|b| b.words.heap_bytes())
-                .sum::<usize>()
+            + self.density.all().iter().map(|b| b.words.heap_bytes()).sum::<usize>()
     }
 }

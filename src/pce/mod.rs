@@ -4,10 +4,17 @@
 pub mod eval;
 #[allow(unsafe_code)] // the map of a file that is validated before use
 pub mod file;
+mod header;
 pub mod matrix;
 pub mod record;
 pub mod registry;
+mod validate;
 
 pub use eval::{check_satisfied, evaluate, evaluate_into, Abc, AbcLease};
 pub use matrix::{Bitmap, CsrMatrix, Densities, Pce};
 pub use record::{extract, RecordingCs};
+
+/// A `.pce` file, or a PCE, that breaks the format's rules.
+fn bad_file(msg: impl Into<String>) -> crate::Error {
+    crate::Error::BadPceFile(msg.into())
+}

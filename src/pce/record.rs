@@ -12,9 +12,12 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
 use super::matrix::{
-    Bitmap, CsrMatrix, Densities, Pce, COL_BITS, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE,
+    decode, encode, Bitmap, CsrMatrix, Densities, Pce, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE,
 };
 use crate::{Error, Result};
+
+/// Why recording stops when a matrix outgrows its `u32` row pointers.
+const WORDS_OVERFLOW: &str = "more than 2^32 words in one matrix";
 
 /// Rows of one matrix under construction.
 #[derive(Default)]
@@ -92,11 +95,11 @@ impl RecordingCs {
         }
         rows.nnz += 1;
         if *coeff == Scalar::ONE {
-            rows.words.push(col | TAG_PLUS_ONE << COL_BITS);
+            rows.words.push(encode(TAG_PLUS_ONE, col));
         } else if *coeff == -Scalar::ONE {
-            rows.words.push(col | TAG_MINUS_ONE << COL_BITS);
+            rows.words.push(encode(TAG_MINUS_ONE, col));
         } else {
-            rows.words.push(col | TAG_DICT << COL_BITS);
+            rows.words.push(encode(TAG_DICT, col));
             rows.words.push(dict.intern(*coeff));
         }
     }
@@ -112,7 +115,7 @@ impl RecordingCs {
             Self::push_term(&mut self.m[which], &mut self.dict, col, coeff);
         }
         if !self.m[which].end_row() {
-            self.overflow.get_or_insert("more than 2^32 words in one matrix".into());
+            self.overflow.get_or_insert(WORDS_OVERFLOW.into());
         }
     }
 
@@ -133,7 +136,7 @@ impl RecordingCs {
             Self::push_term(&mut self.m[0], &mut self.dict, col, &Scalar::ONE);
             let ok = self.m.iter_mut().fold(true, |ok, rows| rows.end_row() & ok);
             if !ok {
-                return Err(Error::TooLarge("more than 2^32 words in one matrix".into()));
+                return Err(Error::TooLarge(WORDS_OVERFLOW.into()));
             }
         }
         let (ni, na) = (self.num_inputs, self.num_aux);
@@ -179,9 +182,8 @@ impl RecordingCs {
 fn remap(words: &mut [u32], mut f: impl FnMut(u32) -> u32) {
     let mut k = 0;
     while k < words.len() {
-        let w = words[k];
-        let tag = w >> COL_BITS;
-        words[k] = f(w & COL_MASK) | tag << COL_BITS;
+        let (tag, col) = decode(words[k]);
+        words[k] = encode(tag, f(col));
         k += if tag == TAG_DICT { 2 } else { 1 };
     }
 }
@@ -263,14 +265,14 @@ impl ConstraintSystem<Scalar> for RecordingCs {
                 let row = &src.words[src.row_ptr[r] as usize..src.row_ptr[r + 1] as usize];
                 let mut k = 0;
                 while k < row.len() {
-                    let (w, tag) = (row[k] & COL_MASK, row[k] >> COL_BITS);
-                    let col = if w as usize >= MAX_COLS - other.num_inputs {
-                        let i = (COL_MASK - w) as usize;
+                    let (tag, child_col) = decode(row[k]);
+                    let col = if child_col as usize >= MAX_COLS - other.num_inputs {
+                        let i = (COL_MASK - child_col) as usize;
                         self.input_col(if i == 0 { 0 } else { pi + i - 1 })
                     } else {
-                        self.aux_col(pa + w as usize)
+                        self.aux_col(pa + child_col as usize)
                     };
-                    self.m[which].words.push(col | tag << COL_BITS);
+                    self.m[which].words.push(encode(tag, col));
                     if tag == TAG_DICT {
                         let idx = self.dict.intern(other.dict.values[row[k + 1] as usize]);
                         self.m[which].words.push(idx);
@@ -279,7 +281,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
                     k += 1;
                 }
                 if !self.m[which].end_row() {
-                    self.overflow.get_or_insert("more than 2^32 words in one matrix".into());
+                    self.overflow.get_or_insert(WORDS_OVERFLOW.into());
                 }
             }
             self.m[which].nnz += src.nnz;

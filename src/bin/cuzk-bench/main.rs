@@ -84,6 +84,8 @@ enum Command {
     Params(params::Opts),
     /// Extracts a circuit's PCE, saves it and loads it back (e.g. porep-32g).
     Extract(extract::Opts),
+    /// Save, load (best of N, with and without checksums), validation and fingerprint times of a .pce file.
+    PceFile(pce_bench::FileOpts),
     /// Makes a real PoRep C1 output (JSON) to prove: the PoRep test fixture.
     C1(c1::Opts),
 }
@@ -104,6 +106,7 @@ fn main() {
         Command::GpuScaling(o) => gpu_scaling::run(o),
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),
+        Command::PceFile(o) => pce_bench::run_file(o),
         Command::C1(o) => c1::run(o),
     };
     if let Err(e) = res {

@@ -2,14 +2,18 @@
 //! it) against the PCE path (witness + SpMV) on the same circuit. The old
 //! path's results are spilled to a scratch file and dropped before the PCE path
 //! runs, so neither path's memory figures include the other's vectors.
+//!
+//! `pce-file`: the `.pce` file's costs: save, load with and without checksums,
+//! the structural validation and the fingerprint alone, and bytes per non-zero.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use blstrs::Scalar;
 use clap::Args;
-use cuzk::pce::{evaluate, extract, Pce};
+use cuzk::pce::{evaluate, extract, file, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Room, Witness, WitnessSource};
 use serde_json::json;
@@ -164,14 +168,14 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
 
     let (pce, extract_s) = stage("extracting (or loading) the PCE", || -> Result<Pce> {
         if let Some(path) = &o.load_pce {
-            return Ok(cuzk::pce::file::load(path, Some(circuit_id), true)?.pce);
+            return Ok(file::load(path, Some(circuit_id), true)?.pce);
         }
         let pce = extract(blank()?)?;
         match &o.save_pce {
             Some(path) => {
-                cuzk::pce::file::save(&pce, circuit_id, path)?;
+                file::save(&pce, circuit_id, path)?;
                 drop(pce);
-                Ok(cuzk::pce::file::load(path, Some(circuit_id), true)?.pce)
+                Ok(file::load(path, Some(circuit_id), true)?.pce)
             }
             None => Ok(pce),
         }
@@ -242,4 +246,124 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
         return Err(format!("PCE path differs from the old path: {diffs:?}").into());
     }
     Ok(())
+}
+
+#[derive(Args)]
+pub struct FileOpts {
+    #[command(flatten)]
+    pub c: CircuitArgs,
+    /// Directory of the .pce file written.
+    #[arg(long, default_value = "/tmp")]
+    pub dir: PathBuf,
+    /// Loads timed per mode; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
+    /// Keep the file instead of removing it.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// Timings and sizes of one save/load round of a PCE (see [`file_bench`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileBench {
+    pub file_bytes: u64,
+    pub nnz: u64,
+    /// File bytes per non-zero, all in.
+    pub bytes_per_nnz: f64,
+    pub save_s: f64,
+    /// Load with checksums skipped (map + structural validation), page cache hot.
+    pub load_s: f64,
+    /// Load with every section's checksum verified, page cache hot.
+    pub load_verified_s: f64,
+    /// The structural validation alone, on the loaded PCE.
+    pub validate_s: f64,
+    /// [`file::fingerprint`] of the in-memory PCE.
+    pub fingerprint_s: f64,
+}
+
+/// Saves `pce` to `path`, loads it back both ways (best of `reps` each, after a
+/// warm-up load so the page cache is hot), and times the validation alone.
+pub fn file_bench(pce: &Pce, circuit_id: &str, path: &Path, reps: usize) -> Result<FileBench> {
+    let t = Instant::now();
+    file::save(pce, circuit_id, path)?;
+    let save_s = t.elapsed().as_secs_f64();
+    let file_bytes = std::fs::metadata(path)?.len();
+    let t = Instant::now();
+    let fp = file::fingerprint(pce);
+    let fingerprint_s = t.elapsed().as_secs_f64();
+    drop(file::load(path, Some(circuit_id), false)?); // warm the page cache
+    let best = |verify: bool| -> Result<f64> {
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            let l = file::load(path, Some(circuit_id), verify)?;
+            best = best.min(t.elapsed().as_secs_f64());
+            if l.fingerprint != fp {
+                return Err("fingerprint changed across save and load".into());
+            }
+        }
+        Ok(best)
+    };
+    let load_s = best(false)?;
+    let load_verified_s = best(true)?;
+    let l = file::load(path, Some(circuit_id), false)?;
+    let t = Instant::now();
+    file::validate(&l.pce)?;
+    let validate_s = t.elapsed().as_secs_f64();
+    Ok(FileBench {
+        file_bytes,
+        nnz: pce.nnz(),
+        bytes_per_nnz: file_bytes as f64 / pce.nnz().max(1) as f64,
+        save_s,
+        load_s,
+        load_verified_s,
+        validate_s,
+        fingerprint_s,
+    })
+}
+
+pub fn run_file(o: FileOpts) -> Result<()> {
+    let (res, extract_s) = stage("extracting the PCE from the blank circuit", || crate::extract::blank_pce(&o.c));
+    let (id, pce) = res?;
+    let path = o.dir.join(format!("{id}.pce"));
+    let (b, _) = stage("saving and loading", || file_bench(&pce, &id, &path, o.reps));
+    let b = b?;
+    let in_memory_bpn = pce.bytes_per_nnz();
+    drop(pce);
+    if !o.keep {
+        std::fs::remove_file(&path)?;
+    }
+    let gb = b.file_bytes as f64 / 1e9;
+    table(
+        "pce-file",
+        &[
+            ("circuit id", id.clone()),
+            ("extraction", format!("{extract_s:.2} s")),
+            ("file", format!("{} bytes, {:.3} B/nnz ({in_memory_bpn:.3} in memory)", b.file_bytes, b.bytes_per_nnz)),
+            ("save (validate, checksums, write, fsync, rename)", format!("{:.3} s", b.save_s)),
+            ("load, checksums skipped (map + validation)", format!("{:.3} s", b.load_s)),
+            ("load, checksums verified", format!("{:.3} s ({:.2} GB/s)", b.load_verified_s, gb / b.load_verified_s)),
+            ("structural validation alone", format!("{:.3} s ({:.2} GB/s)", b.validate_s, gb / b.validate_s)),
+            (
+                "fingerprint of the in-memory PCE",
+                format!("{:.3} s ({:.2} GB/s)", b.fingerprint_s, gb / b.fingerprint_s),
+            ),
+            ("threads", rayon::current_num_threads().to_string()),
+        ],
+    );
+    write_json(
+        o.c.json.as_deref(),
+        &json!({
+            "circuit_id": id,
+            "nnz": b.nnz,
+            "file_bytes": b.file_bytes,
+            "bytes_per_nnz": b.bytes_per_nnz,
+            "save_s": b.save_s,
+            "load_s": b.load_s,
+            "load_verified_s": b.load_verified_s,
+            "validate_s": b.validate_s,
+            "fingerprint_s": b.fingerprint_s,
+            "threads": rayon::current_num_threads(),
+        }),
+    )
 }
