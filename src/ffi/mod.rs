@@ -7,7 +7,7 @@
 //!   through out-params only on success;
 //! - error detail goes into a caller-owned [`cuzk_error`] passed to the call
 //!   (never a thread-local: goroutines migrate between OS threads);
-//! - every entry runs inside [`ffi_boundary!`]: a panic comes back as
+//! - every entry runs inside `ffi_boundary!`: a panic comes back as
 //!   `CUZK_PANIC`, never unwinds into the host;
 //! - every pointer is checked (NULL → `CUZK_NULL_ARGUMENT`), `(NULL, 0)` is an
 //!   empty slice, and no host pointer is kept after a call returns;

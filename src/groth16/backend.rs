@@ -95,9 +95,7 @@ fn cuda_parts(
 
 /// Rejects a witness, evaluation or parameter set that does not fit `pce`.
 fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
-    if w.inputs.len() != pce.num_inputs || w.aux.len() != pce.num_aux {
-        return Err(Error::InvalidInput("TEMP witness shape".into()));
-    }
+    pce.check_witness(w)?;
     let n = pce.num_constraints();
     if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n {
         return Err(Error::InvalidInput(format!("a, b, c must have {n} values")));

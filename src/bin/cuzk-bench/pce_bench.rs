@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use blstrs::Scalar;
 use clap::Args;
+use cuzk::circuits::Kind;
 use cuzk::pce::{evaluate, extract, file, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Room, Witness, WitnessSource};
@@ -132,19 +133,18 @@ pub fn spmv_bytes(pce: &Pce) -> u64 {
 }
 
 pub fn run(o: Opts) -> Result<()> {
-    #[cfg(feature = "porep")]
-    if let Some(size) = o.c.circuit.strip_prefix("porep-") {
-        use cuzk::circuits::porep::{blank_circuit, circuit_id, make_c1, PorepC1, PorepSize};
-        let size = PorepSize::from_name(size)?;
-        let scratch = std::env::temp_dir().join(format!("cuzk-porep-{}", std::process::id()));
-        let (c1, c1_s) = stage("making a real C1 (add_piece, PC1, PC2, C1)", || make_c1(size, &scratch, o.c.seed));
-        let c1 = PorepC1::parse_for(&c1?, size)?;
-        let _ = std::fs::remove_dir_all(&scratch);
-        println!("C1 made in {c1_s:.2} s ({} partitions; partition 0 is measured)", c1.num_partitions());
-        return run_with(&o, &circuit_id(size)?, || Ok(c1.circuit(0)?), || Ok(blank_circuit(size)?));
-    }
-    let circuit = o.c.instance(0)?;
-    run_with(&o, &circuit.circuit_id(), || Ok(circuit.clone()), || Ok(circuit.blank()))
+    let circuit = o.c.circuit()?;
+    let (seed, input) = match circuit.kind() {
+        Kind::Synthetic => (o.c.seed, Vec::new()),
+        Kind::Porep => {
+            let (c1, c1_s) =
+                stage("making a real C1 (add_piece, PC1, PC2, C1)", || crate::prove::sealed_c1(&circuit, o.c.seed));
+            println!("C1 made in {c1_s:.2} s ({} partitions; partition 0 is measured)", circuit.partitions());
+            (0, c1?)
+        }
+    };
+    let statement = circuit.statement(seed, &input)?;
+    run_with(&o, &circuit.circuit_id()?, || Ok(statement.instance(0)?), || Ok(circuit.blank()?))
 }
 
 /// The measurement on any circuit: `make` builds a fresh instance each time.

@@ -153,7 +153,7 @@ fn union_len(mut v: Vec<(f64, f64)>) -> f64 {
     total
 }
 
-fn load_or_generate(path: &PathBuf, circuit: &cuzk::circuits::Synthetic) -> Result<Parameters<Bls12>> {
+fn load_or_generate(path: &std::path::Path, circuit: &cuzk::circuits::Synthetic) -> Result<Parameters<Bls12>> {
     if path.exists() {
         return Ok(cuzk::groth16::read_params(path, false)?);
     }

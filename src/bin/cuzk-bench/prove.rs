@@ -72,9 +72,12 @@ fn statement(o: &Opts, circuit: &Circuit, c1: &mut Option<Vec<u8>>, i: u64) -> R
     Ok(circuit.statement(0, c1.as_deref().unwrap_or_default())?)
 }
 
+/// A real C1 output of `circuit`'s sector size, sealed here from random data (`seed`).
 #[cfg(feature = "porep")]
-fn sealed_c1(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
-    let Circuit::Porep(size) = circuit else { return Err("not a PoRep circuit".into()) };
+pub fn sealed_c1(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
+    let Circuit::Porep(size) = circuit else {
+        return Err(format!("{} is not a PoRep circuit", circuit.label()).into());
+    };
     let scratch = std::env::temp_dir().join(format!("cuzk-prove-{}", std::process::id()));
     let c1 = cuzk::circuits::porep::make_c1(*size, &scratch, seed);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -82,7 +85,7 @@ fn sealed_c1(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
 }
 
 #[cfg(not(feature = "porep"))]
-fn sealed_c1(_: &Circuit, _: u64) -> Result<Vec<u8>> {
+pub fn sealed_c1(_: &Circuit, _: u64) -> Result<Vec<u8>> {
     Err("PoRep needs the `porep` feature".into())
 }
 
