@@ -16,6 +16,7 @@ pub mod ffi;
 #[allow(unsafe_code)] // calls into the CUDA code (cuda/*.cu)
 pub mod gpu;
 pub mod groth16;
+mod instances;
 #[allow(unsafe_code)] // glibc's malloc tuning and counters
 pub mod mem;
 pub mod pce;

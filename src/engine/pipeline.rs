@@ -22,37 +22,9 @@ use crate::{gpu, Error, Result};
 
 /// The backend stage (H and the MSMs) on one device: [`groth16::prove`]. The engine's seam:
 /// tests put a double here to stand in for several GPUs, and to make one fail.
-pub(crate) trait BackendStage: Send + Sync {
-    #[allow(clippy::too_many_arguments)]
-    fn prove(
-        &self,
-        backend: Backend,
-        pce: &Pce,
-        w: &Witness,
-        abc: Abc,
-        params: &Parameters<Bls12>,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<(Proof<Bls12>, ProveTimings)>;
-}
-
-/// The real backends.
-struct Groth16Backends;
-
-impl BackendStage for Groth16Backends {
-    fn prove(
-        &self,
-        backend: Backend,
-        pce: &Pce,
-        w: &Witness,
-        abc: Abc,
-        params: &Parameters<Bls12>,
-        r: Scalar,
-        s: Scalar,
-    ) -> Result<(Proof<Bls12>, ProveTimings)> {
-        groth16::prove(backend, pce, w, abc, params, r, s)
-    }
-}
+pub(crate) type BackendStage = dyn Fn(Backend, &Pce, &Witness, Abc, &Parameters<Bls12>, Scalar, Scalar) -> Result<(Proof<Bls12>, ProveTimings)>
+    + Send
+    + Sync;
 
 /// One partition to prove (a request's part; see `request.rs`).
 pub(crate) struct Partition<'a, C> {
@@ -104,7 +76,7 @@ pub struct Engine {
     /// the whole witness.
     spmv: rayon::ThreadPool,
     lanes: Lanes,
-    stage: Box<dyn BackendStage>,
+    stage: Box<BackendStage>,
 }
 
 /// The budget's hold on one proof's a, b, c: their reservation, which keeps
@@ -135,16 +107,12 @@ impl Engine {
             gpu::check_device(id)?;
         }
         let backends = if ids.is_empty() { vec![Backend::Cpu] } else { ids.into_iter().map(Backend::Cuda).collect() };
-        Self::with_stage(cfg, backends, Box::new(Groth16Backends))
+        Self::with_stage(cfg, backends, Box::new(groth16::prove))
     }
 
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
-    pub(crate) fn with_stage(
-        cfg: EngineConfig,
-        backends: Vec<Backend>,
-        stage: Box<dyn BackendStage>,
-    ) -> Result<Engine> {
+    pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<BackendStage>) -> Result<Engine> {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
@@ -275,7 +243,7 @@ impl Engine {
             t.queued += seconds_since(wait);
             notify(Stage::Backend);
             let device = worker.backend();
-            let outcome = self.stage.prove(device, pce, &w, abc, params, r, s);
+            let outcome = (self.stage)(device, pce, &w, abc, params, r, s);
             self.lanes.record(worker.index(), &outcome);
             drop(worker);
             t.backend = Some(device);

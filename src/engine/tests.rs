@@ -15,7 +15,6 @@ use super::request::Partitions;
 use super::*;
 use crate::circuits::{Family, Synthetic};
 use crate::groth16::Backend;
-use crate::groth16::ProveTimings;
 use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
 use crate::Error;
@@ -33,36 +32,28 @@ struct FakeGpus {
     hold: AtomicBool,
 }
 
-impl BackendStage for Arc<FakeGpus> {
-    fn prove(
-        &self,
-        backend: Backend,
-        pce: &Pce,
-        w: &Witness,
-        abc: Abc,
-        params: &Parameters<Bls12>,
-        r: Scalar,
-        s: Scalar,
-    ) -> crate::Result<(Proof<Bls12>, ProveTimings)> {
-        self.calls.lock().unwrap().push(backend);
-        while self.hold.load(Ordering::SeqCst) {
+/// The backend stage the engine gets: proves on the CPU under the device's name.
+fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
+    Box::new(move |backend, pce, w, abc, params, r, s| {
+        gpus.calls.lock().unwrap().push(backend);
+        while gpus.hold.load(Ordering::SeqCst) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let Backend::Cuda(id) = backend else { panic!("the double only plays GPUs") };
-        if self.broken.lock().unwrap().contains(&id) {
+        if gpus.broken.lock().unwrap().contains(&id) {
             return Err(Error::Gpu(format!("device {id}: an illegal memory access was encountered")));
         }
         // What the CUDA backend does first: a, b, c go to the device and die.
-        let budget = self.budget.lock().unwrap().clone().unwrap();
+        let budget = gpus.budget.lock().unwrap().clone().unwrap();
         let before = budget.held();
         let mut at: Vec<usize> = [&w.aux, &abc.a, &abc.b, &abc.c].iter().map(|v| v.as_ptr() as usize).collect();
         at.sort();
-        self.buffers.lock().unwrap().push(at);
+        gpus.buffers.lock().unwrap().push(at);
         let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
         abc.release();
-        self.used_around_abc.lock().unwrap().push((before, budget.held()));
+        gpus.used_around_abc.lock().unwrap().push((before, budget.held()));
         crate::groth16::prove(Backend::Cpu, pce, w, copy, params, r, s)
-    }
+    })
 }
 
 /// Lets held backends go when dropped: a failed assertion then fails its
@@ -102,7 +93,7 @@ fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
         budget: BudgetSpec::Bytes(budget),
         ..Default::default()
     };
-    let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), Box::new(gpus.clone())).unwrap();
+    let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), stage(gpus.clone())).unwrap();
     *gpus.budget.lock().unwrap() = Some(e.budget().clone());
     e
 }
@@ -253,15 +244,21 @@ fn cancel_frees_a_request_waiting_to_hold_abc() {
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
+        let wait_for = |held: u64, waiting: usize| {
+            let t0 = std::time::Instant::now();
+            while (e.budget().held(), e.budget().waiting()) != (held, waiting) {
+                assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        // The two holders hold a, b, c (one in the backend, one waiting for
+        // it) before the third arrives, so the third is the one that waits.
         let holders = spawn_proofs(s, &e, &pce, &params, 40..42);
+        wait_for(2 * fp, 0);
         let third = s.spawn(|| {
             e.prove_partition(Partition { cancel: cancel.clone(), ..request(&pce, &params, 42, Backend::Auto) })
         });
-        let t0 = std::time::Instant::now();
-        while e.budget().held() != 3 * (fp - abc) + 2 * abc || e.budget().waiting() != 1 {
-            assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        wait_for(3 * (fp - abc) + 2 * abc, 1);
         cancel.cancel();
         assert!(matches!(third.join().unwrap(), Err(Error::Cancelled)));
         assert_eq!((e.budget().held(), e.budget().waiting()), (2 * fp, 0));
@@ -311,7 +308,7 @@ fn at_most_two_proofs_per_device_hold_abc() {
 fn a_device_listed_twice_is_refused() {
     let gpus = Arc::new(FakeGpus::default());
     let cfg = EngineConfig { budget: BudgetSpec::Bytes(1 << 20), ..Default::default() };
-    let r = Engine::with_stage(cfg, vec![Backend::Cuda(0), Backend::Cuda(0)], Box::new(gpus));
+    let r = Engine::with_stage(cfg, vec![Backend::Cuda(0), Backend::Cuda(0)], stage(gpus));
     assert!(matches!(r, Err(Error::InvalidInput(_))));
 }
 
@@ -351,7 +348,7 @@ fn synthesis_threads_yield_to_the_backend() {
             budget: BudgetSpec::Bytes(1 << 30),
             ..Default::default()
         };
-        let e = Engine::with_stage(cfg, vec![Backend::Cuda(0)], Box::new(gpus.clone())).unwrap();
+        let e = Engine::with_stage(cfg, vec![Backend::Cuda(0)], stage(gpus.clone())).unwrap();
         *gpus.budget.lock().unwrap() = Some(e.budget().clone());
         let seen = Arc::new(Mutex::new(None));
         let circuit = Synthetic::new(Family::MimcChain, 1000, 5);

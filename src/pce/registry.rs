@@ -1,58 +1,40 @@
 //! The process-wide PCE registry: one instance per circuit id, shared by every
 //! pipeline through an `Arc`.
 //!
-//! Each id has a slot (`OnceCell`): the first caller loads (or extracts, saves
-//! and loads) while concurrent callers for the same id block on the slot and
-//! then share the result, so the work is done once. Different ids load in
-//! parallel. A failed load leaves the slot empty (the next caller retries).
+//! An [`Instances`] map: the first caller loads (or extracts, saves and loads)
+//! while concurrent callers for the same id wait and then share the result, so
+//! the work is done once. Different ids load in parallel. A failed load leaves
+//! the id empty (the next caller retries).
 //!
 //! Accounting: while an instance lives, its heap bytes (the dictionary, or the
 //! whole PCE when it could not be saved) count as [`Owner::Pce`] and its mapped
 //! file as [`Owner::PceMapped`]. [`unload`] drops the registry's reference; the
 //! memory and the counters go when the last user drops its `Arc`.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use once_cell::sync::{Lazy, OnceCell};
+use once_cell::sync::Lazy;
 
 use super::file;
 use super::matrix::Pce;
-use crate::mem::{self, Owner, Tracked};
+use crate::instances::Instances;
+use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
 
-struct Entry {
-    pce: Arc<Pce>,
-    /// Heap and mapped bytes; handed to `mem` when the entry goes.
-    tracked: Option<(Tracked, Tracked)>,
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        if let Some(t) = self.tracked.take() {
-            mem::release_when_dropped(Arc::downgrade(&self.pce), t);
-        }
-    }
-}
-
-type Slot = Arc<OnceCell<Entry>>;
-
-static SLOTS: Lazy<Mutex<HashMap<String, Slot>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-fn slots() -> std::sync::MutexGuard<'static, HashMap<String, Slot>> {
-    SLOTS.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// One PCE per circuit id.
+static PCES: Lazy<Instances<String, Pce>> = Lazy::new(Instances::new);
 
 /// Bytes of a PCE that live in mapped files.
 fn mapped_bytes(pce: &Pce) -> usize {
     pce.byte_len() - pce.heap_bytes().min(pce.byte_len())
 }
 
-fn entry(pce: Pce) -> Entry {
+/// The PCE with its heap and mapped bytes accounted.
+fn entry(pce: Pce) -> (Pce, Vec<Tracked>) {
     let heap = Tracked::new(Owner::Pce, pce.heap_bytes());
     let mapped = Tracked::new(Owner::PceMapped, mapped_bytes(&pce));
-    Entry { pce: Arc::new(pce), tracked: Some((heap, mapped)) }
+    (pce, vec![heap, mapped])
 }
 
 fn load_entry(
@@ -60,7 +42,7 @@ fn load_entry(
     path: &Path,
     verify_checksums: bool,
     extract: impl FnOnce() -> Result<Pce>,
-) -> Result<Entry> {
+) -> Result<(Pce, Vec<Tracked>)> {
     let exists = path.try_exists().map_err(|e| Error::Io(format!("checking {}: {e}", path.display())))?;
     if exists {
         // A file for another circuit (or a stale version) is an error, never
@@ -96,38 +78,23 @@ pub fn load_or_extract(
     verify_checksums: bool,
     extract: impl FnOnce() -> Result<Pce>,
 ) -> Result<Arc<Pce>> {
-    let slot = slots().entry(circuit_id.to_string()).or_default().clone();
-    // Blocks while another thread initialises this id; a failure leaves the
-    // slot empty for the next caller.
-    let e = slot.get_or_try_init(|| load_entry(circuit_id, path, verify_checksums, extract))?;
-    Ok(e.pce.clone())
+    PCES.get_or_load(&circuit_id.to_string(), || load_entry(circuit_id, path, verify_checksums, extract))
 }
 
 /// The loaded instance of `circuit_id`, if any (never loads).
 pub fn get(circuit_id: &str) -> Option<Arc<Pce>> {
-    let slot = slots().get(circuit_id)?.clone();
-    slot.get().map(|e| e.pce.clone())
+    PCES.get(&circuit_id.to_string())
 }
 
 /// Drops the registry's reference to `circuit_id`; false if it was not
 /// loaded. The memory is freed when the last user drops its `Arc`.
 pub fn unload(circuit_id: &str) -> bool {
-    let removed = {
-        let mut s = slots();
-        match s.get(circuit_id) {
-            Some(slot) if slot.get().is_some() => s.remove(circuit_id),
-            _ => None,
-        }
-    };
-    let was_loaded = removed.is_some();
-    drop(removed);
-    mem::sweep();
-    was_loaded
+    PCES.remove(&circuit_id.to_string())
 }
 
 /// Ids of the loaded instances, sorted.
 pub fn loaded() -> Vec<String> {
-    let mut ids: Vec<String> = slots().iter().filter(|(_, s)| s.get().is_some()).map(|(k, _)| k.clone()).collect();
+    let mut ids = PCES.loaded();
     ids.sort();
     ids
 }
