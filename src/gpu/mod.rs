@@ -41,7 +41,7 @@ pub use error::{GpuError, Result};
 #[cfg(feature = "cuda")]
 pub use msm::{msm_g1_host, msm_g2_host, ResidentG1, ResidentG2};
 #[cfg(feature = "cuda")]
-pub use ntt::{compute_h, compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
+pub use ntt::{compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
 #[cfg(feature = "cuda")]
 pub use scalars::{DeviceScalars, Scalars};
 #[cfg(not(feature = "cuda"))]

@@ -1,7 +1,7 @@
 //! sppark's NTT constants and the Groth16 H polynomial on a device.
 
 use blstrs::Scalar;
-use ff::{Field, PrimeField};
+use ff::Field;
 
 use super::device::staging_arg;
 use super::error::{check, invalid, Result};
@@ -35,15 +35,18 @@ pub struct HTimings {
 /// The Groth16 H polynomial, exactly as bellperson's `execute_fft`:
 /// a, b, c (evaluations, `len <= 2^lg_domain`, all the same length) are
 /// zero-padded to the domain, interpolated, evaluated on the coset
-/// `7·<omega>`, combined as `(a·b − c) / Z` with `Z = g^N − 1`, and
-/// interpolated back. Its first `2^lg_domain − 1` coefficients (the length of
-/// the H query) stay on the device, ready for the H MSM.
+/// `g·<omega>` (g = 7), combined as `(a·b − c)·z_inv`, and interpolated
+/// back. `z_inv` must be `1 / (g^N − 1)`, the inverse of Z on the coset
+/// (`groth16::ntt::z_inv_on_coset`). Its first `2^lg_domain − 1`
+/// coefficients (the length of the H query) stay on the device, ready for
+/// the H MSM.
 pub fn compute_h_device(
     device_id: usize,
     a: &[Scalar],
     b: &[Scalar],
     c: &[Scalar],
     lg_domain: u32,
+    z_inv: Scalar,
 ) -> Result<(DeviceScalars, HTimings)> {
     let dev = staging_arg(device_id)?;
     if lg_domain == 0 || lg_domain > MAX_LG_DOMAIN {
@@ -57,7 +60,6 @@ pub fn compute_h_device(
     if n > domain {
         return Err(invalid(format!("{n} evaluations for a domain of {domain}")));
     }
-    let z_inv = z_inv_on_coset(lg_domain);
     let mut handle = std::ptr::null_mut();
     let mut times = ffi::HTimesC::default();
     // SAFETY: `a`, `b` and `c` are valid for `n` scalars each (checked above);
@@ -82,15 +84,4 @@ pub fn compute_h_device(
     let h = DeviceScalars::from_raw(handle, device_id, domain - 1, domain)?;
     let t = HTimings { upload: times.upload_ms as f64 / 1e3, ntt: times.ntt_ms as f64 / 1e3 };
     Ok((h, t))
-}
-
-/// [`compute_h_device`] with the coefficients brought back to the host.
-pub fn compute_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg_domain: u32) -> Result<Vec<Scalar>> {
-    compute_h_device(device_id, a, b, c, lg_domain)?.0.to_host()
-}
-
-/// 1 / (g^N − 1): Z on the coset is this single constant.
-fn z_inv_on_coset(lg_domain: u32) -> Scalar {
-    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << lg_domain]) - Scalar::ONE;
-    z.invert().unwrap()
 }

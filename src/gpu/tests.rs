@@ -3,6 +3,7 @@
 //! constants test and the H reference's own test need no GPU at all.
 
 use super::*;
+use crate::groth16::ntt::z_inv_on_coset;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -72,6 +73,11 @@ fn g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
     let mut out = vec![G2Affine::identity(); n];
     G2Projective::batch_normalize(&proj, &mut out);
     out
+}
+
+/// H brought back to the host, with the `z_inv` the CUDA backend passes.
+fn compute_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg: u32) -> Result<Vec<Scalar>> {
+    compute_h_device(device_id, a, b, c, lg, z_inv_on_coset(lg))?.0.to_host()
 }
 
 fn naive_g1(bases: &[G1Affine], s: &[Scalar]) -> G1Projective {
@@ -353,7 +359,7 @@ fn repeated_calls_do_not_leak() {
         let r = ResidentG1::new(0, &bases).unwrap();
         r.msm(0..n, &s).unwrap();
         compute_h(0, &s, &s, &s, 15).unwrap();
-        let (h, _) = compute_h_device(0, &s, &s, &s, 15).unwrap();
+        let (h, _) = compute_h_device(0, &s, &s, &s, 15, z_inv_on_coset(15)).unwrap();
         h.select(&words).unwrap();
         let d = DeviceScalars::upload(0, &s).unwrap();
         let sel = d.select(&words).unwrap();
@@ -429,7 +435,7 @@ fn compute_h_device_stays_on_device() {
     let lg = 12;
     let n = 3000;
     let (a, b, c) = (scalars(n, 1), scalars(n, 2), scalars(n, 3));
-    let (h, t) = compute_h_device(0, &a, &b, &c, lg).unwrap();
+    let (h, t) = compute_h_device(0, &a, &b, &c, lg, z_inv_on_coset(lg)).unwrap();
     assert_eq!(h.len(), (1 << lg) - 1);
     assert!(t.upload >= 0.0 && t.ntt > 0.0, "{t:?}");
     let want = reference_h(&a, &b, &c, lg);
@@ -553,7 +559,7 @@ fn gpu_primitive_timings() {
     for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
         let n = 1usize << lg;
         let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
-        let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg).unwrap());
+        let (first, best, (_, ht)) = time(reps, || compute_h_device(0, a, b, c, lg, z_inv_on_coset(lg)).unwrap());
         println!("| compute_h_device (staged H2D + 3 iNTT + 3 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
         println!(
             "|   of which upload / NTT after upload (events, last call) | 2^{lg} | - | {:.3} | {:.3} |",

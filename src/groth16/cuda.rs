@@ -153,7 +153,8 @@ pub fn prove(
     let dev = device;
     let lg = pce.domain_size().trailing_zeros();
 
-    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(dev as usize, &abc.a, &abc.b, &abc.c, lg))?;
+    let z_inv = super::ntt::z_inv_on_coset(lg);
+    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(dev as usize, &abc.a, &abc.b, &abc.c, lg, z_inv))?;
     (t.gpu.h_upload, t.gpu.h_ntt) = (ht.upload, ht.ntt);
     abc.release();
     let m1 = h_coeffs.len();

@@ -78,11 +78,13 @@ impl Domain {
         self.ifft(v);
         distribute_powers(v, Scalar::MULTIPLICATIVE_GENERATOR.invert().unwrap());
     }
+}
 
-    /// `1 / Z(g)`: Z is constant on the coset.
-    pub fn z_inv_on_coset(&self) -> Scalar {
-        (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([self.size() as u64]) - Scalar::ONE).invert().unwrap()
-    }
+/// `1 / Z(g)` for the domain of size `m = 2^log_m`: `Z(x) = x^m − 1` is
+/// constant on the coset `g·⟨ω⟩` (`(g·ω^i)^m = g^m`), so dividing by Z there
+/// is multiplying by this. The CPU and CUDA backends both use it.
+pub fn z_inv_on_coset(log_m: u32) -> Scalar {
+    (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << log_m]) - Scalar::ONE).invert().unwrap()
 }
 
 /// `v[i] *= g^i`.
@@ -184,7 +186,7 @@ pub fn compute_h(mut a: Vec<Scalar>, mut b: Vec<Scalar>, mut c: Vec<Scalar>) -> 
             )
         },
     );
-    let z_inv = domain.z_inv_on_coset();
+    let z_inv = z_inv_on_coset(domain.log_m);
     a.par_iter_mut().zip(b.par_iter()).zip(c.par_iter()).for_each(|((a, b), c)| *a = (*a * b - c) * z_inv);
     drop(b);
     drop(c);
