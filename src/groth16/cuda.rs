@@ -32,16 +32,24 @@ struct DeviceSrs {
 
 /// Where a parameter set's bases live on one device.
 enum Placement {
-    Resident(Arc<DeviceSrs>),
+    Resident(DeviceSrs),
     /// Did not fit: every MSM streams its bases from host memory.
     Streamed,
 }
 
 /// Resident SRS per (device, parameter set). The key is the address of the
 /// parameters' H query; the `Weak` beside it pins that address (it cannot be
-/// reused while the weak lives) and tells whether the parameters are still loaded.
+/// reused while the weak lives) and tells whether any user still holds the
+/// parameters. Entries whose parameters are gone are dropped, freeing their
+/// device copies, by [`evict_unloaded`] and before every new placement.
 type Cache = HashMap<(u32, usize), (Weak<Vec<G1Affine>>, Arc<Placement>)>;
 static RESIDENT: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// Drops the entries of parameters nobody holds any more. A proof holds its
+/// parameters while it runs, so no proof is using what this frees.
+fn retain_alive(cache: &mut Cache) {
+    cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+}
 
 /// Device bytes a proof needs besides the SRS: a, b, c on the domain, then
 /// aux and its A and B selections, plus MSM scratch (a conservative
@@ -58,7 +66,7 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     let key = (device, Arc::as_ptr(&p.h) as usize);
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(HashMap::new);
-    cache.retain(|_, (weak, _)| weak.strong_count() > 0);
+    retain_alive(cache);
     if let Some((_, placed)) = cache.get(&key) {
         return Ok(placed.clone());
     }
@@ -66,14 +74,14 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     let free = gpu::device_info(dev)?.free_bytes;
     let need = srs_bytes(p);
     let placed = if need + working_set(pce) <= free {
-        Placement::Resident(Arc::new(DeviceSrs {
+        Placement::Resident(DeviceSrs {
             h: ResidentG1::new(dev, &p.h)?,
             l: ResidentG1::new(dev, &p.l)?,
             a: ResidentG1::new(dev, &p.a)?,
             b_g1: ResidentG1::new(dev, &p.b_g1)?,
             b_g2: ResidentG2::new(dev, &p.b_g2)?,
             _accounted: Tracked::new(Owner::Gpu, need),
-        }))
+        })
     } else {
         log::warn!("SRS ({need} B) does not fit on device {device} ({free} B free): streaming bases from host");
         Placement::Streamed
@@ -83,22 +91,13 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     Ok(placed)
 }
 
-/// Whether the parameters are resident on `device` (false: streamed or not yet used).
-pub fn is_resident(device: u32, p: &Parameters<Bls12>) -> bool {
-    let guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
-    guard
-        .as_ref()
-        .and_then(|c| c.get(&(device, Arc::as_ptr(&p.h) as usize)))
-        .is_some_and(|(_, p)| matches!(**p, Placement::Resident(_)))
-}
-
-/// Frees every device copy of parameters that are no longer loaded, and of
-/// `p` when given.
-pub fn evict(p: Option<&Parameters<Bls12>>) {
+/// Frees the device copies of every parameter set nobody holds any more
+/// (its last `Arc` dropped: unloaded from [`super::srs`] and no handle or
+/// proof left). Waits while another thread uploads parameters.
+pub fn evict_unloaded() {
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cache) = guard.as_mut() {
-        let gone = p.map(|p| Arc::as_ptr(&p.h) as usize);
-        cache.retain(|k, (weak, _)| weak.strong_count() > 0 && Some(k.1) != gone);
+        retain_alive(cache);
     }
 }
 
@@ -238,6 +237,34 @@ mod tests {
         });
         assert_eq!(got.len(), 12);
         assert!(got.iter().all(|p| *p == want), "a concurrent proof differs");
+    }
+
+    /// The device copies of parameters stay while anyone holds them, and go
+    /// at the next `evict_unloaded` once nobody does.
+    #[test]
+    fn device_copies_freed_once_params_dropped() {
+        if gpu::device_count() == 0 {
+            eprintln!("device_copies_freed_once_params_dropped: skipped, no CUDA device");
+            return;
+        }
+        let circuit = Synthetic::new(Family::Sha256Chain, 1 << 12, 1);
+        let pce = extract(circuit.blank()).unwrap();
+        let params = super::super::dummy_params(&pce, 3);
+        // Pins the address the cache is keyed by, so no other test's
+        // parameters can take it once these are dropped.
+        let h = Arc::downgrade(&params.h);
+        let key = (0u32, h.as_ptr() as usize);
+        let cached = || RESIDENT.lock().unwrap().as_ref().is_some_and(|c| c.contains_key(&key));
+        let placed = placement(0, &pce, &params).unwrap();
+        assert!(matches!(*placed, Placement::Resident(_)));
+        drop(placed);
+        assert!(cached());
+        evict_unloaded();
+        assert!(cached(), "evicted while the parameters are alive");
+        drop(params);
+        assert_eq!(h.strong_count(), 0);
+        evict_unloaded();
+        assert!(!cached(), "device copies outlived their parameters");
     }
 
     /// Where one proof's GPU stage goes, step by step: sha256-chain at

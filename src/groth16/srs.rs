@@ -63,7 +63,9 @@ pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
 }
 
 /// Drops the cache's reference to the parameters of `path`; false if they were
-/// not loaded. Freed when the last user drops its `Arc`.
+/// not loaded. Freed when the last user drops its `Arc`; their device copies
+/// too, at once if nobody else holds them, else at the next
+/// [`release_unused_device_copies`] (or the next CUDA proof).
 pub fn unload(path: &Path) -> bool {
     let Ok(key) = canonical(path) else { return false };
     let removed = {
@@ -75,13 +77,16 @@ pub fn unload(path: &Path) -> bool {
     };
     let was = removed.is_some();
     drop(removed);
+    release_unused_device_copies();
     mem::sweep();
     was
 }
 
-/// Canonical paths of the loaded parameter files.
-pub fn loaded() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = slots().iter().filter(|(_, s)| s.get().is_some()).map(|(k, _)| k.clone()).collect();
-    v.sort();
-    v
+/// Frees the GPU copies (CUDA backend) of parameter sets whose last `Arc` is
+/// gone (unloaded from this cache, and every handle and proof done with
+/// them). A no-op without the `cuda` feature. Cheap when there is nothing to
+/// free, but it waits while another thread uploads parameters to a device.
+pub fn release_unused_device_copies() {
+    #[cfg(feature = "cuda")]
+    super::cuda::evict_unloaded();
 }
