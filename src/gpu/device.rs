@@ -6,7 +6,9 @@ use super::error::{check, GpuError, Result};
 use super::ffi;
 use crate::mem::{Owner, Tracked};
 
-pub(super) fn device_arg(device_id: usize) -> Result<i32> {
+/// `device_id` as the C entry points take it, or an error if it is not a
+/// usable device.
+pub(super) fn c_device(device_id: usize) -> Result<i32> {
     let n = device_count();
     if device_id >= n {
         return Err(GpuError {
@@ -32,7 +34,7 @@ pub fn device_count() -> usize {
 /// One usable GPU. `free_bytes` is a snapshot (cudaMemGetInfo).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
-    /// Index for every function of this module.
+    /// The `device_id` the wrappers of this module take.
     pub id: usize,
     /// The CUDA runtime's ordinal (differs from `id` if a GPU was skipped).
     pub cuda_id: i32,
@@ -45,22 +47,22 @@ pub struct DeviceInfo {
 
 /// Describes one device, with its current free memory.
 pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
-    let dev = device_arg(device_id)?;
-    let mut c =
+    let c_id = c_device(device_id)?;
+    let mut info =
         ffi::GpuInfoC { cuda_id: 0, sm_count: 0, major: 0, minor: 0, total_bytes: 0, free_bytes: 0, name: [0; 256] };
-    // SAFETY: `c` is a live local of the `repr(C)` mirror of
+    // SAFETY: `info` is a live local of the `repr(C)` mirror of
     // `cuzk_gpu_info_t`; the C side writes its fields, the name at most 255
     // bytes plus a NUL, and keeps no pointer.
-    check(unsafe { ffi::cuzk_gpu_info(dev, &mut c) })?;
-    let len = c.name.iter().position(|&b| b == 0).unwrap_or(c.name.len());
+    check(unsafe { ffi::cuzk_gpu_info(c_id, &mut info) })?;
+    let len = info.name.iter().position(|&b| b == 0).unwrap_or(info.name.len());
     Ok(DeviceInfo {
         id: device_id,
-        cuda_id: c.cuda_id,
-        name: String::from_utf8_lossy(&c.name[..len]).into_owned(),
-        sm_count: c.sm_count as u32,
-        compute_capability: (c.major as u32, c.minor as u32),
-        total_bytes: c.total_bytes as u64,
-        free_bytes: c.free_bytes as u64,
+        cuda_id: info.cuda_id,
+        name: String::from_utf8_lossy(&info.name[..len]).into_owned(),
+        sm_count: info.sm_count as u32,
+        compute_capability: (info.major as u32, info.minor as u32),
+        total_bytes: info.total_bytes as u64,
+        free_bytes: info.free_bytes as u64,
     })
 }
 
@@ -79,18 +81,18 @@ pub fn devices() -> Vec<DeviceInfo> {
 /// device (it is allocated on the device's first upload and kept).
 static STAGING: Mutex<Vec<(i32, Tracked)>> = Mutex::new(Vec::new());
 
-/// [`device_arg`] for a call that uploads: makes sure the device's pinned
+/// [`c_device`] for a call that uploads: also makes sure the device's pinned
 /// staging exists and is accounted as host memory.
-pub(super) fn staging_arg(device_id: usize) -> Result<i32> {
-    let dev = device_arg(device_id)?;
+pub(super) fn c_device_for_upload(device_id: usize) -> Result<i32> {
+    let c_id = c_device(device_id)?;
     let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
-    if !staging.iter().any(|(d, _)| *d == dev) {
+    if !staging.iter().any(|(id, _)| *id == c_id) {
         let mut bytes = 0usize;
         // SAFETY: the C side writes one `size_t` (= usize) through the
         // pointer, which points to a live local, and keeps nothing.
-        check(unsafe { ffi::cuzk_staging_bytes(dev, &mut bytes) })?;
+        check(unsafe { ffi::cuzk_staging_bytes(c_id, &mut bytes) })?;
         // It holds a, b, c (and aux) on their way to the device.
-        staging.push((dev, Tracked::new(Owner::Abc, bytes as u64)));
+        staging.push((c_id, Tracked::new(Owner::Abc, bytes as u64)));
     }
-    Ok(dev)
+    Ok(c_id)
 }

@@ -24,6 +24,7 @@ impl From<GpuError> for crate::Error {
     }
 }
 
+/// `Ok` for sppark's success code, else its code and message.
 pub(super) fn check(err: sppark::Error) -> Result<()> {
     if err.code == 0 {
         Ok(())
@@ -32,6 +33,7 @@ pub(super) fn check(err: sppark::Error) -> Result<()> {
     }
 }
 
-pub(super) fn invalid(message: impl Into<String>) -> GpuError {
+/// A bad argument, caught before any C call.
+pub(super) fn invalid_argument(message: impl Into<String>) -> GpuError {
     GpuError { code: -1, message: message.into() }
 }

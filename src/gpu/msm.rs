@@ -6,14 +6,14 @@ use std::ptr::NonNull;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 
-use super::device::{device_arg, staging_arg};
-use super::error::{check, invalid, Result};
+use super::device::{c_device, c_device_for_upload};
+use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use super::scalars::Scalars;
 
 macro_rules! resident {
     ($name:ident, $affine:ty, $proj:ty, $new:ident, $free:ident, $msm:ident, $host_msm:ident,
-     $host_fn:ident, $bytes:expr, $doc:literal) => {
+     $host_fn:ident, $doc:literal) => {
         #[doc = $doc]
         ///
         /// The bases are copied to the device once, in [`Self::new`], and stay
@@ -46,14 +46,14 @@ macro_rules! resident {
         impl $name {
             /// Uploads `bases` to `device_id` (through the pinned staging).
             pub fn new(device_id: usize, bases: &[$affine]) -> Result<Self> {
-                let dev = staging_arg(device_id)?;
+                let c_id = c_device_for_upload(device_id)?;
                 let mut handle: *mut c_void = std::ptr::null_mut();
                 // SAFETY: `bases` is valid for `bases.len()` points whose layout
                 // is sppark's affine type (pinned in ffi.rs); the C side copies
                 // them to the device before it returns and keeps no pointer to
                 // them. It writes `handle` (null on failure) and nothing else.
-                check(unsafe { ffi::$new(dev, bases.as_ptr(), bases.len(), &mut handle) })?;
-                let handle = NonNull::new(handle).ok_or_else(|| invalid("null bases handle"))?;
+                check(unsafe { ffi::$new(c_id, bases.as_ptr(), bases.len(), &mut handle) })?;
+                let handle = NonNull::new(handle).ok_or_else(|| invalid_argument("null bases handle"))?;
                 Ok(Self { handle, device_id, len: bases.len() })
             }
 
@@ -70,33 +70,31 @@ macro_rules! resident {
                 self.len == 0
             }
 
-            /// Device bytes the bases occupy.
-            pub fn device_bytes(&self) -> u64 {
-                (self.len * $bytes) as u64
-            }
-
             /// Σ scalars[i] · bases[range.start + i]; `scalars` in blstrs'
             /// Montgomery form, `scalars.len() == range.len()`, on the host or
             /// on this device.
             pub fn msm<'a>(&self, range: Range<usize>, scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
                 let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
-                    return Err(invalid(format!("MSM range {range:?} outside {} resident bases", self.len)));
+                    return Err(invalid_argument(format!("MSM range {range:?} outside {} resident bases", self.len)));
                 }
                 if scalars.len() != range.len() {
-                    return Err(invalid(format!("{} scalars for {} bases", scalars.len(), range.len())));
+                    return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), range.len())));
                 }
-                let (host, dev) = scalars.raw(self.device_id)?;
+                let (host_scalars, dev_scalars) = scalars.c_pointers(self.device_id)?;
                 let mut out = <$proj as group::Group>::identity();
-                // SAFETY: `handle` is the live `dev_vec_t` from `new` (freed only
-                // in `drop`), and `range` lies inside its `len` bases (checked
-                // above, and again by the C side). `raw` gave either a host
-                // pointer valid for `range.len()` scalars, read before the call
-                // returns, or the handle of a `DeviceScalars` on this device whose
-                // length the C side checks against `range.len()`; the borrow in
-                // `scalars` keeps either alive for the call. `out` is a live
-                // local of sppark's Jacobian layout; the C side writes only it.
-                check(unsafe { ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host, dev, &mut out) })?;
+                // SAFETY: `handle` is the live `dev_vec_t` from `new` (freed
+                // only in `drop`), and `range` lies inside its `len` bases
+                // (checked above, and again by the C side). `c_pointers` gave
+                // either a host pointer valid for `range.len()` scalars, read
+                // before the call returns, or the handle of a `DeviceScalars`
+                // on this device whose length the C side checks against
+                // `range.len()`; the borrow in `scalars` keeps either alive
+                // for the call. `out` is a live local of sppark's Jacobian
+                // layout; the C side writes only it.
+                check(unsafe {
+                    ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host_scalars, dev_scalars, &mut out)
+                })?;
                 Ok(out)
             }
         }
@@ -114,12 +112,12 @@ macro_rules! resident {
         /// (the fallback when they do not fit on the device); the scalars on
         /// the host or on `device_id`.
         pub fn $host_fn<'a>(device_id: usize, bases: &[$affine], scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
-            let dev = device_arg(device_id)?;
+            let c_id = c_device(device_id)?;
             let scalars = scalars.into();
             if scalars.len() != bases.len() {
-                return Err(invalid(format!("{} scalars for {} bases", scalars.len(), bases.len())));
+                return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), bases.len())));
             }
-            let (host, d) = scalars.raw(device_id)?;
+            let (host_scalars, dev_scalars) = scalars.c_pointers(device_id)?;
             let mut out = <$proj as group::Group>::identity();
             // SAFETY: `bases` is valid for `bases.len()` points of sppark's
             // affine layout, and the scalars (host pointer or a live
@@ -127,7 +125,7 @@ macro_rules! resident {
             // (checked above; the C side checks the device length again). All
             // are only read, and not after the call returns; the C side writes
             // only `out`, a live local of sppark's Jacobian layout.
-            check(unsafe { ffi::$host_msm(dev, bases.as_ptr(), bases.len(), host, d, &mut out) })?;
+            check(unsafe { ffi::$host_msm(c_id, bases.as_ptr(), bases.len(), host_scalars, dev_scalars, &mut out) })?;
             Ok(out)
         }
     };
@@ -142,7 +140,6 @@ resident!(
     cuzk_g1_msm_resident,
     cuzk_g1_msm_host,
     msm_g1_host,
-    96,
     "G1 bases resident on one device, for repeated MSMs (SRS H, L, A, B_G1)."
 );
 resident!(
@@ -154,6 +151,5 @@ resident!(
     cuzk_g2_msm_resident,
     cuzk_g2_msm_host,
     msm_g2_host,
-    192,
     "G2 bases resident on one device, for repeated MSMs (SRS B_G2)."
 );

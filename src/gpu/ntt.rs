@@ -3,8 +3,8 @@
 use blstrs::Scalar;
 use ff::Field;
 
-use super::device::staging_arg;
-use super::error::{check, invalid, Result};
+use super::device::c_device_for_upload;
+use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use super::scalars::DeviceScalars;
 
@@ -48,17 +48,17 @@ pub fn compute_h_device(
     lg_domain: u32,
     z_inv: Scalar,
 ) -> Result<(DeviceScalars, HTimings)> {
-    let dev = staging_arg(device_id)?;
+    let c_id = c_device_for_upload(device_id)?;
     if lg_domain == 0 || lg_domain > MAX_LG_DOMAIN {
-        return Err(invalid(format!("lg_domain {lg_domain} outside 1..={MAX_LG_DOMAIN}")));
+        return Err(invalid_argument(format!("lg_domain {lg_domain} outside 1..={MAX_LG_DOMAIN}")));
     }
     let domain = 1usize << lg_domain;
     let n = a.len();
     if b.len() != n || c.len() != n {
-        return Err(invalid(format!("a, b, c lengths differ: {}, {}, {}", a.len(), b.len(), c.len())));
+        return Err(invalid_argument(format!("a, b, c lengths differ: {}, {}, {}", a.len(), b.len(), c.len())));
     }
     if n > domain {
-        return Err(invalid(format!("{n} evaluations for a domain of {domain}")));
+        return Err(invalid_argument(format!("{n} evaluations for a domain of {domain}")));
     }
     let mut handle = std::ptr::null_mut();
     let mut times = ffi::HTimesC::default();
@@ -69,7 +69,7 @@ pub fn compute_h_device(
     // are live locals that the C side writes (`handle` null on failure).
     check(unsafe {
         ffi::cuzk_compute_h(
-            dev,
+            c_id,
             a.as_ptr(),
             b.as_ptr(),
             c.as_ptr(),

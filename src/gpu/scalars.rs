@@ -6,8 +6,8 @@ use std::ptr::NonNull;
 use blstrs::Scalar;
 use ff::Field;
 
-use super::device::staging_arg;
-use super::error::{check, invalid, Result};
+use super::device::c_device_for_upload;
+use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use crate::mem::{Owner, Tracked};
 
@@ -40,19 +40,19 @@ unsafe impl Sync for DeviceScalars {}
 impl DeviceScalars {
     /// Takes ownership of a vector the C side allocated (`alloc` scalars).
     pub(super) fn from_raw(handle: *mut c_void, device_id: usize, len: usize, alloc: usize) -> Result<Self> {
-        let handle = NonNull::new(handle).ok_or_else(|| invalid("null scalars handle"))?;
+        let handle = NonNull::new(handle).ok_or_else(|| invalid_argument("null scalars handle"))?;
         Ok(Self { handle, device_id, len, _accounted: Tracked::new(Owner::Gpu, 32 * alloc.max(1) as u64) })
     }
 
     /// Copies `scalars` to `device_id` (through the pinned staging).
     pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
-        let dev = staging_arg(device_id)?;
+        let c_id = c_device_for_upload(device_id)?;
         let mut handle = std::ptr::null_mut();
         // SAFETY: `scalars` is valid for `scalars.len()` values of sppark's
         // `fr_t` layout (pinned in ffi.rs); the C side copies them to the
         // device before it returns and keeps no pointer to them. It writes
         // `handle` (null on failure) and nothing else.
-        check(unsafe { ffi::cuzk_scalars_upload(dev, scalars.as_ptr(), scalars.len(), &mut handle) })?;
+        check(unsafe { ffi::cuzk_scalars_upload(c_id, scalars.as_ptr(), scalars.len(), &mut handle) })?;
         Self::from_raw(handle, device_id, scalars.len(), scalars.len())
     }
 
@@ -73,7 +73,7 @@ impl DeviceScalars {
     /// same device: bellperson's density selection, done on the device.
     pub fn select(&self, words: &[u64]) -> Result<DeviceScalars> {
         if words.len() < self.len.div_ceil(64) {
-            return Err(invalid(format!("{} bitmap words for {} scalars", words.len(), self.len)));
+            return Err(invalid_argument(format!("{} bitmap words for {} scalars", words.len(), self.len)));
         }
         let mut handle = std::ptr::null_mut();
         // SAFETY: `self.handle` is live until `drop`. `words` is valid for
@@ -106,9 +106,10 @@ impl DeviceScalars {
 
 impl Drop for DeviceScalars {
     fn drop(&mut self) {
-        // SAFETY: `handle` came from a C constructor (`from_raw`) and is freed
-        // exactly once, here; no call can be using it (`drop` has `&mut
-        // self`). The C side's destructor catches every exception.
+        // SAFETY: `handle` came from a C constructor (taken over in
+        // `from_raw`) and is freed exactly once, here; no call can be using
+        // it (`drop` has `&mut self`). The C side's destructor catches every
+        // exception.
         unsafe { ffi::cuzk_scalars_free(self.handle.as_ptr()) }
     }
 }
@@ -133,12 +134,12 @@ impl Scalars<'_> {
     }
 
     /// The (host pointer, device handle) pair the C MSMs take.
-    pub(super) fn raw(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
+    pub(super) fn c_pointers(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
         match self {
             Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
             Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
             Scalars::Device(d) => {
-                Err(invalid(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
+                Err(invalid_argument(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
             }
         }
     }
