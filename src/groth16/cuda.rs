@@ -2,8 +2,9 @@
 //! and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When the queries do not fit beside a
-//! proof's working set, the bases stream from host memory instead, and the
-//! stats say so. Randomisation and assembly stay on the host (constant time).
+//! proof's working set, the bases stream from host memory instead (and a
+//! warning is logged). Randomisation and assembly stay on the host (constant
+//! time).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -58,10 +59,14 @@ fn working_set(pce: &Pce) -> u64 {
     32 * (5 * pce.domain_size() + 3 * pce.num_aux) as u64
 }
 
+/// Device bytes of the five queries of `p` (the points as blstrs lays them out).
 fn srs_bytes(p: &Parameters<Bls12>) -> u64 {
     96 * (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64 + 192 * p.b_g2.len() as u64
 }
 
+/// Where the queries of `p` are on `device`: uploaded on first use if they fit
+/// beside a proof's working set, else streamed. The cache stays locked through
+/// the upload, so concurrent first proofs upload once.
 fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placement>> {
     let key = (device, Arc::as_ptr(&p.h) as usize);
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -70,16 +75,16 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     if let Some((_, placed)) = cache.get(&key) {
         return Ok(placed.clone());
     }
-    let dev = device as usize;
-    let free = gpu::device_info(dev)?.free_bytes;
+    let device_id = device as usize;
+    let free = gpu::device_info(device_id)?.free_bytes;
     let need = srs_bytes(p);
     let placed = if need + working_set(pce) <= free {
         Placement::Resident(DeviceSrs {
-            h: ResidentG1::new(dev, &p.h)?,
-            l: ResidentG1::new(dev, &p.l)?,
-            a: ResidentG1::new(dev, &p.a)?,
-            b_g1: ResidentG1::new(dev, &p.b_g1)?,
-            b_g2: ResidentG2::new(dev, &p.b_g2)?,
+            h: ResidentG1::new(device_id, &p.h)?,
+            l: ResidentG1::new(device_id, &p.l)?,
+            a: ResidentG1::new(device_id, &p.a)?,
+            b_g1: ResidentG1::new(device_id, &p.b_g1)?,
+            b_g2: ResidentG2::new(device_id, &p.b_g2)?,
             _accounted: Tracked::new(Owner::Gpu, need),
         })
     } else {
@@ -101,23 +106,25 @@ pub fn evict_unloaded() {
     }
 }
 
-/// `Σ scalars · bases[range]` on the device, resident or streamed.
-fn g1(
-    dev: u32,
+/// `Σ scalars · bases[range]` on the device, `bases` resident (the `query`
+/// of the device's copy) or streamed from `host`.
+fn device_msm_g1(
+    device: u32,
     placed: &Placement,
-    pick: fn(&DeviceSrs) -> &ResidentG1,
+    query: fn(&DeviceSrs) -> &ResidentG1,
     host: &[G1Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
 ) -> Result<G1Projective> {
     Ok(match placed {
-        Placement::Resident(srs) => pick(srs).msm(range, s)?,
-        Placement::Streamed => gpu::msm_g1_host(dev as usize, &host[range], s)?,
+        Placement::Resident(srs) => query(srs).msm(range, s)?,
+        Placement::Streamed => gpu::msm_g1_host(device as usize, &host[range], s)?,
     })
 }
 
-fn g2(
-    dev: u32,
+/// [`device_msm_g1`] for B in G2.
+fn device_msm_g2(
+    device: u32,
     placed: &Placement,
     host: &[G2Affine],
     range: std::ops::Range<usize>,
@@ -125,7 +132,7 @@ fn g2(
 ) -> Result<G2Projective> {
     Ok(match placed {
         Placement::Resident(srs) => srs.b_g2.msm(range, s)?,
-        Placement::Streamed => gpu::msm_g2_host(dev as usize, &host[range], s)?,
+        Placement::Streamed => gpu::msm_g2_host(device as usize, &host[range], s)?,
     })
 }
 
@@ -149,11 +156,10 @@ pub fn prove(
     check_inputs(pce, w, &abc, params)?;
     let mut t = ProveTimings::default();
     let placed = placement(device, pce, params)?;
-    let dev = device;
     let lg = pce.domain_size().trailing_zeros();
 
     let z_inv = super::ntt::z_inv_on_coset(lg);
-    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(dev as usize, &abc.a, &abc.b, &abc.c, lg, z_inv))?;
+    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(device as usize, &abc.a, &abc.b, &abc.c, lg, z_inv))?;
     (t.gpu.h_upload, t.gpu.h_ntt) = (ht.upload, ht.ntt);
     abc.release();
     let m1 = h_coeffs.len();
@@ -162,8 +168,8 @@ pub fn prove(
     let mut aux_upload = 0.0;
     let (h, aux) = timed(&mut t.msm_h, || {
         std::thread::scope(|sc| {
-            let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(dev as usize, &w.aux)));
-            let h = g1(dev, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
+            let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(device as usize, &w.aux)));
+            let h = device_msm_g1(device, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
             let aux = up
                 .join()
                 .unwrap_or_else(|_| Err(gpu::GpuError { code: -1, message: "aux upload thread panicked".into() }));
@@ -175,7 +181,7 @@ pub fn prove(
     drop(h_coeffs);
 
     let na = w.aux.len();
-    let l = timed(&mut t.msm_l, || g1(dev, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
+    let l = timed(&mut t.msm_l, || device_msm_g1(device, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
 
     let d = &pce.density;
     let ni = pce.num_inputs;
@@ -183,7 +189,7 @@ pub fn prove(
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
         Ok(msm_g1(&params.a[..ni], &w.inputs)
-            + g1(dev, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
+            + device_msm_g1(device, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
@@ -191,14 +197,15 @@ pub fn prove(
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
         let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs)
-            + g1(dev, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
+            + device_msm_g1(device, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
         Ok((b_aux, b_g1))
     })?;
     t.gpu.select = select_a + select_b;
     drop(aux);
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + g2(dev, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
+        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs)
+            + device_msm_g2(device, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
     })?;
     drop(b_aux);
     let start = Instant::now();
