@@ -3,9 +3,9 @@
 //
 // Rust memory is pageable: cudaMemcpy from it runs at about 6 GB/s. Each
 // device instead keeps a small ring of pinned buffers (allocated on its
-// first upload, kept for the process, STAGING_BYTES in all): the host copies
-// a chunk into a free buffer with the device's thread pool while the DMA of
-// the previous chunk runs.
+// first upload, kept for the process, staging_bytes() in all: 64 MiB): the
+// host copies a chunk into a free buffer with the device's thread pool while
+// the DMA of the previous chunk runs.
 //
 // A proof's device buffers come from the device's stream-ordered pool, told
 // on first use to keep what it has allocated: cudaMalloc/cudaFree per buffer

@@ -80,9 +80,9 @@ impl Domain {
     }
 }
 
-/// `1 / Z(g)` on the domain of size `2^log_m`: `Z(x) = x^m − 1` takes this
-/// one value's inverse everywhere on the coset `g·⟨ω⟩` (`(g·ω^i)^m = g^m`).
-/// The CPU and CUDA backends both divide H by it.
+/// `1 / Z(g)` for the domain of size `m = 2^log_m`: `Z(x) = x^m − 1` is
+/// constant on the coset `g·⟨ω⟩` (`(g·ω^i)^m = g^m`), so dividing by Z there
+/// is multiplying by this. The CPU and CUDA backends both use it.
 pub fn z_inv_on_coset(log_m: u32) -> Scalar {
     (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << log_m]) - Scalar::ONE).invert().unwrap()
 }

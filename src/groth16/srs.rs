@@ -65,7 +65,7 @@ pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
 /// Drops the cache's reference to the parameters of `path`; false if they were
 /// not loaded. Freed when the last user drops its `Arc`; their device copies
 /// too, at once if nobody else holds them, else at the next
-/// [`release_unused_device_copies`] (or the next upload to a device).
+/// [`release_unused_device_copies`] (or the next CUDA proof).
 pub fn unload(path: &Path) -> bool {
     let Ok(key) = canonical(path) else { return false };
     let removed = {
