@@ -18,7 +18,7 @@ mod cuda {
         let mut files: Vec<PathBuf> = std::fs::read_dir("cuda")
             .expect("cuda/ directory")
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().map_or(false, |x| x == "cu"))
+            .filter(|p| p.extension().is_some_and(|x| x == "cu"))
             .collect();
         files.sort();
         for f in &files {

@@ -141,11 +141,14 @@ pub unsafe extern "C" fn cuzk_params_unload(params: *const cuzk_params, err: *mu
 
 /// Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. NULL is
 /// a no-op. Call exactly once per handle, after its last use on every thread.
+/// When it was the last reference to unloaded parameters, their GPU copies
+/// are freed too.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_params_free(params: *mut cuzk_params) {
     ffi_boundary!(value_on_panic: (), {
         if !params.is_null() {
             drop(Box::from_raw(params));
+            srs::release_unused_device_copies();
         }
     })
 }

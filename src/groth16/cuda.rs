@@ -8,13 +8,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
 
-use bellperson::groth16::{Parameters, Proof};
-use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use super::msm::{msm_g1, msm_g2};
-use super::{assemble, check_inputs, select, timed, ProofParts, ProveTimings};
+use super::{select, timed, ProofParts, ProveTimings};
 use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{Abc, Pce};
@@ -136,7 +135,7 @@ fn device_msm_g2(
     })
 }
 
-/// Proves on CUDA device `device`; byte-identical to the CPU backend.
+/// The MSM results of a proof on CUDA device `device`, byte-identical to the CPU backend's.
 ///
 /// Everything large stays on the device: H goes from the NTTs straight into
 /// its MSM, and aux is uploaded once (during the H MSM) for L and
@@ -144,17 +143,14 @@ fn device_msm_g2(
 /// pays for each one) are selected and multiplied on the host, since a GPU
 /// MSM costs milliseconds whatever its size (launches, then its final sums
 /// on the host) and three of them per proof held the device for nothing.
-pub fn prove(
+pub fn proof_parts(
+    device: u32,
     pce: &Pce,
     w: &Witness,
     abc: Abc,
     params: &Parameters<Bls12>,
-    r: Scalar,
-    s: Scalar,
-    device: u32,
-) -> Result<(Proof<Bls12>, ProveTimings)> {
-    check_inputs(pce, w, &abc, params)?;
-    let mut t = ProveTimings::default();
+    t: &mut ProveTimings,
+) -> Result<ProofParts> {
     let placed = placement(device, pce, params)?;
     let lg = pce.domain_size().trailing_zeros();
 
@@ -208,18 +204,18 @@ pub fn prove(
             + device_msm_g2(device, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
     })?;
     drop(b_aux);
-    let start = Instant::now();
-    let proof = assemble(&params.vk, &ProofParts { a, b_g1, b_g2, h, l }, r, s)?;
-    t.assembly = start.elapsed().as_secs_f64();
-    Ok((proof, t))
+    Ok(ProofParts { a, b_g1, b_g2, h, l })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::circuits::{Family, Synthetic};
+    use crate::groth16::Backend;
     use crate::pce::{evaluate, extract};
     use crate::witness::Room;
+    use bellperson::groth16::Proof;
+    use blstrs::Scalar;
 
     /// Proofs from four threads at once on one device (shared streams,
     /// staging ring, interleaved MSMs) equal the serial GPU proof and the CPU one.
@@ -234,9 +230,10 @@ mod tests {
         let params = super::super::dummy_params(&pce, 7);
         let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
-        let one = || prove(&pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s, 0).unwrap().0;
+        let one =
+            || super::super::prove(Backend::Cuda(0), &pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
         let want = one();
-        let cpu = super::super::prove(&pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
+        let cpu = super::super::prove(Backend::Cpu, &pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
         assert!(want == cpu, "GPU proof differs from the CPU backend's");
         let got: Vec<Proof<Bls12>> = std::thread::scope(|sc| {
             let threads: Vec<_> = (0..4).map(|_| sc.spawn(|| (0..3).map(|_| one()).collect::<Vec<_>>())).collect();
@@ -301,7 +298,9 @@ mod tests {
         );
         for i in 0..3 {
             let abc = evaluate(&pce, &w).unwrap();
-            let (_, t) = prove(&pce, &w, abc, &params, Scalar::from(11u64), Scalar::from(13u64), 0).unwrap();
+            let (_, t) =
+                super::super::prove(Backend::Cuda(0), &pce, &w, abc, &params, Scalar::from(11u64), Scalar::from(13u64))
+                    .unwrap();
             println!("proof {i}: total {:.3} s {t:?}", t.total());
         }
     }

@@ -1,40 +1,23 @@
 //! Groth16 parameters (the SRS) loaded once per file and kept resident.
 //!
-//! Keyed by the canonical path, so two spellings of one file share one copy.
-//! Concurrent loads of one file read it once. The points are accounted as
+//! An [`Instances`] map keyed by the canonical path, so two spellings of one
+//! file share one copy. Concurrent loads of one file read it once. The points are accounted as
 //! [`Owner::Srs`] for as long as any user holds the `Arc`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, G1Affine, G2Affine};
-use once_cell::sync::{Lazy, OnceCell};
+use once_cell::sync::Lazy;
 
 use super::read_params;
-use crate::mem::{self, Owner, Tracked};
+use crate::instances::Instances;
+use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
 
-struct Entry {
-    params: Arc<Parameters<Bls12>>,
-    tracked: Option<Tracked>,
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        if let Some(t) = self.tracked.take() {
-            mem::release_when_dropped(Arc::downgrade(&self.params), t);
-        }
-    }
-}
-
-type Slot = Arc<OnceCell<Entry>>;
-static SLOTS: Lazy<Mutex<HashMap<PathBuf, Slot>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-fn slots() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Slot>> {
-    SLOTS.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// One parameter set per canonical path.
+static PARAMS: Lazy<Instances<PathBuf, Parameters<Bls12>>> = Lazy::new(Instances::new);
 
 /// Bytes the points of `p` take in memory (points × their in-memory sizes).
 pub fn params_bytes(p: &Parameters<Bls12>) -> u64 {
@@ -53,13 +36,11 @@ fn canonical(path: &Path) -> Result<PathBuf> {
 /// point, slow) and shared afterwards.
 pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
     let key = canonical(path)?;
-    let slot = slots().entry(key.clone()).or_default().clone();
-    let e = slot.get_or_try_init(|| -> Result<Entry> {
+    PARAMS.get_or_load(&key, || {
         let params = read_params(&key, checked)?;
         let tracked = Tracked::new(Owner::Srs, params_bytes(&params));
-        Ok(Entry { params: Arc::new(params), tracked: Some(tracked) })
-    })?;
-    Ok(e.params.clone())
+        Ok((params, vec![tracked]))
+    })
 }
 
 /// Drops the cache's reference to the parameters of `path`; false if they were
@@ -68,18 +49,9 @@ pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
 /// [`release_unused_device_copies`] (or the next CUDA proof).
 pub fn unload(path: &Path) -> bool {
     let Ok(key) = canonical(path) else { return false };
-    let removed = {
-        let mut s = slots();
-        match s.get(&key) {
-            Some(slot) if slot.get().is_some() => s.remove(&key),
-            _ => None,
-        }
-    };
-    let was = removed.is_some();
-    drop(removed);
+    let was_loaded = PARAMS.remove(&key);
     release_unused_device_copies();
-    mem::sweep();
-    was
+    was_loaded
 }
 
 /// Frees the GPU copies (CUDA backend) of parameter sets whose last `Arc` is
