@@ -19,14 +19,14 @@ impl Witness {
     /// Synthesizes `circuit` for its assignment only, the way bellperson's prover
     /// starts: the ONE input first, then the circuit.
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
-        Self::generate_sized(circuit, Room::new(0, 0))
+        Self::generate_sized(circuit, WitnessBuffer::new(0, 0))
     }
 
-    /// As `generate`, into `room` (sized from the PCE, so the vectors never
+    /// As `generate`, into the buffer `into` (sized from the PCE, so the vectors never
     /// reallocate).
-    pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, room: Room) -> Result<Witness> {
+    pub fn generate_sized<C: Circuit<Scalar>>(circuit: C, into: WitnessBuffer) -> Result<Witness> {
         catching(|| {
-            let mut cs = WitnessCs::started(room)?;
+            let mut cs = WitnessCs::started(into)?;
             circuit.synthesize(&mut cs)?;
             Ok(cs.into_witness())
         })
@@ -40,20 +40,20 @@ impl Witness {
 /// Where a witness goes: the counts of input and aux values the PCE expects,
 /// and the buffer the aux values are written into — one a finished proof left
 /// behind, when the engine has one, so no fresh pages are faulted in.
-pub struct Room {
+pub struct WitnessBuffer {
     pub inputs: usize,
     pub aux: usize,
     buf: Vec<Scalar>,
 }
 
-impl Room {
-    pub fn new(inputs: usize, aux: usize) -> Room {
-        Room { inputs, aux, buf: Vec::new() }
+impl WitnessBuffer {
+    pub fn new(inputs: usize, aux: usize) -> WitnessBuffer {
+        WitnessBuffer { inputs, aux, buf: Vec::new() }
     }
 
-    /// Room whose aux values go into `buf` (emptied first).
-    pub fn reusing(inputs: usize, aux: usize, buf: Vec<Scalar>) -> Room {
-        Room { inputs, aux, buf }
+    /// A buffer whose aux values go into `buf` (emptied first).
+    pub fn reusing(inputs: usize, aux: usize, buf: Vec<Scalar>) -> WitnessBuffer {
+        WitnessBuffer { inputs, aux, buf }
     }
 
     fn into_witness(self) -> Witness {
@@ -75,16 +75,16 @@ pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {
 /// through [`Sequential`]; a circuit made of independent parts can do better
 /// (PoRep synthesizes its challenges in parallel).
 pub trait WitnessSource: Send {
-    /// The witness, written into `room`.
-    fn witness(self, room: Room) -> Result<Witness>;
+    /// The witness, written into `into`.
+    fn witness(self, into: WitnessBuffer) -> Result<Witness>;
 }
 
 /// Any bellperson circuit, synthesized in order on the calling thread.
 pub struct Sequential<C>(pub C);
 
 impl<C: Circuit<Scalar> + Send> WitnessSource for Sequential<C> {
-    fn witness(self, room: Room) -> Result<Witness> {
-        Witness::generate_sized(self.0, room)
+    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
+        Witness::generate_sized(self.0, into)
     }
 }
 
@@ -95,8 +95,8 @@ pub struct WitnessCs(Witness);
 
 impl WitnessCs {
     /// A root system as bellperson's prover starts it: the ONE input first.
-    pub(crate) fn started(room: Room) -> Result<WitnessCs> {
-        let mut cs = WitnessCs(room.into_witness());
+    pub(crate) fn started(into: WitnessBuffer) -> Result<WitnessCs> {
+        let mut cs = WitnessCs(into.into_witness());
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         Ok(cs)
     }

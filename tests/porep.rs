@@ -24,7 +24,7 @@ use cuzk::engine::{self, CancelToken, Engine, EngineConfig, ProveOptions, Reques
 use cuzk::groth16::Backend;
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::{Room, Witness, WitnessSource};
+use cuzk::witness::{Witness, WitnessBuffer, WitnessSource};
 use cuzk::Error;
 
 /// One 2 KiB C1 per test process, sealed under the cargo-provided temp dir.
@@ -144,7 +144,7 @@ fn pce_path_equals_reference_for_every_partition() {
         let w = Witness::generate(c1.circuit(k).unwrap()).unwrap();
         let t_wit = t.elapsed();
         let t = Instant::now();
-        let parallel = c1.circuit(k).unwrap().witness(Room::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let parallel = c1.circuit(k).unwrap().witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let t_par = t.elapsed();
         let t = Instant::now();
         let abc = pce::evaluate(pce, &w).unwrap();

@@ -22,7 +22,7 @@ pub use synthetic::{Family, Synthetic};
 
 use crate::groth16::PROOF_BYTES;
 use crate::pce::{self, registry, Pce};
-use crate::witness::{Room, Witness, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{Error, Result};
 
 /// The largest synthetic size accepted (the compact PCE format's column limit).
@@ -263,11 +263,11 @@ impl bellperson::Circuit<Scalar> for Instance {
 }
 
 impl WitnessSource for Instance {
-    fn witness(self, room: Room) -> Result<Witness> {
+    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self {
-            Instance::Synthetic(c) => c.witness(room),
+            Instance::Synthetic(c) => c.witness(into),
             #[cfg(feature = "porep")]
-            Instance::Porep(c) => c.witness(room),
+            Instance::Porep(c) => c.witness(into),
         }
     }
 }

@@ -5,7 +5,7 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 
 use super::{MimcChain, Sha256Chain};
-use crate::witness::{Room, Witness, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{Error, Result};
 
 /// A synthetic circuit family.
@@ -94,7 +94,7 @@ impl Circuit<Scalar> for Synthetic {
 }
 
 impl WitnessSource for Synthetic {
-    fn witness(self, room: Room) -> Result<Witness> {
-        Witness::generate_sized(self, room)
+    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
+        Witness::generate_sized(self, into)
     }
 }

@@ -17,7 +17,7 @@ use super::{CancelToken, Timings};
 use crate::groth16::{self, Backend, ProveTimings};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
-use crate::witness::{Room, Witness, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{gpu, Error, Result};
 
 /// The backend stage (H and the MSMs) on one device: [`groth16::prove`]. The engine's seam:
@@ -201,8 +201,8 @@ impl Engine {
         let (mut reservation, [aux]) =
             self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
-        let room = Room::reusing(pce.num_inputs, pce.num_aux, aux);
-        let w = self.witness.install(|| circuit.witness(room))?;
+        let into = WitnessBuffer::reusing(pce.num_inputs, pce.num_aux, aux);
+        let w = self.witness.install(|| circuit.witness(into))?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);

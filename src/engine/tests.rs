@@ -205,7 +205,7 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
 /// A finished proof's witness and a/b/c buffers stay, counted in the budget,
 /// for the next proof: in a budget of one footprint, the second proof runs
 /// in them (the peak stays one footprint). Kept buffers never block a
-/// reservation: they are freed for its room.
+/// reservation: they are freed for its into.
 #[test]
 fn finished_proofs_leave_their_buffers_to_the_next() {
     let (pce, params) = setup();
@@ -319,10 +319,10 @@ struct NiceProbe(Synthetic, Arc<Mutex<Option<(String, i32)>>>);
 
 #[cfg(target_os = "linux")]
 impl crate::witness::WitnessSource for NiceProbe {
-    fn witness(self, room: crate::witness::Room) -> crate::Result<Witness> {
+    fn witness(self, into: crate::witness::WitnessBuffer) -> crate::Result<Witness> {
         let name = std::thread::current().name().unwrap_or_default().to_string();
         *self.1.lock().unwrap() = Some((name, this_thread_nice()));
-        self.0.witness(room)
+        self.0.witness(into)
     }
 }
 

@@ -13,6 +13,7 @@ fn new_err() -> Box<cuzk_error> {
 }
 
 fn message(e: &cuzk_error) -> String {
+    // SAFETY: the library always NUL-terminates `message` inside its array.
     unsafe { CStr::from_ptr(e.message.as_ptr()) }.to_string_lossy().into_owned()
 }
 
@@ -51,10 +52,12 @@ fn statuses_are_unique_grouped_and_named() {
     let mut seen = std::collections::HashSet::new();
     for s in ALL_STATUSES {
         assert!(seen.insert(s as u32), "{s:?} listed twice");
+        // SAFETY: cuzk_status_str returns a static NUL-terminated string for any value.
         let text = unsafe { CStr::from_ptr(cuzk_status_str(s as u32)) }.to_str().unwrap();
         assert!(text.starts_with(&format!("{s:?}:")), "{text}");
         assert_eq!(cuzk_status::from_u32(s as u32), Some(s));
     }
+    // SAFETY: as above: a static NUL-terminated string, also for unknown codes.
     let unknown = unsafe { CStr::from_ptr(cuzk_status_str(12345)) };
     assert_eq!(unknown.to_str().unwrap(), "unknown cuzk_status");
     // Every variant is in ALL_STATUSES: the header lists them all.
@@ -79,6 +82,7 @@ fn header_version_matches_cargo() {
         let line = format!("#define CUZK_VERSION_{name} {value}");
         assert!(header.contains(&line), "include/cuzk.h lacks {line:?}");
     }
+    // SAFETY: cuzk_version returns a static NUL-terminated string.
     let v = unsafe { CStr::from_ptr(cuzk_version()) };
     assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
 }
@@ -86,10 +90,12 @@ fn header_version_matches_cargo() {
 #[test]
 fn panic_comes_back_as_a_status() {
     let mut e = new_err();
+    // SAFETY: `e` is a live, writable cuzk_error.
     let s = unsafe { cuzk_debug_panic(&mut *e) };
     assert_eq!(s, CUZK_PANIC);
     assert_eq!(e.status, CUZK_PANIC);
     assert!(message(&e).contains("deliberate test panic"), "{}", message(&e));
+    // SAFETY: a NULL error pointer is allowed.
     assert_eq!(unsafe { cuzk_debug_panic(null_mut()) }, CUZK_PANIC);
 }
 
@@ -97,6 +103,7 @@ fn panic_comes_back_as_a_status() {
 fn error_message_is_truncated_at_a_char_boundary() {
     let mut e = new_err();
     let long = "é".repeat(CUZK_ERROR_MESSAGE_LEN);
+    // SAFETY: `e` is a live, writable cuzk_error.
     unsafe { status::write_error(&mut *e, CUZK_IO, &long) };
     let m = message(&e);
     assert!(m.len() < CUZK_ERROR_MESSAGE_LEN && m.len().is_multiple_of(2) && m.chars().all(|c| c == 'é'));
@@ -107,6 +114,7 @@ fn null_and_bad_arguments() {
     let mut e = new_err();
     let path = c"/nonexistent/x.pce";
     let mut out: *mut cuzk_pce = null_mut();
+    // SAFETY: every pointer below is NULL on purpose or points to a live local of the right type.
     unsafe {
         assert_eq!(cuzk_pce_load(null(), path.as_ptr(), 0, &mut out, &mut *e), CUZK_NULL_ARGUMENT);
         assert!(message(&e).contains("circuit"), "{}", message(&e));
@@ -139,6 +147,7 @@ fn prove_verify_and_errors_end_to_end() {
     let (pce_path, params_path) = (cpath(&dir.join("m.pce")), cpath(&dir.join("m.params")));
     let c = mimc(600);
     let mut e = new_err();
+    // SAFETY: every pointer below is NULL on purpose or points to a live local of the right type.
     unsafe {
         let (mut a, mut b): (*mut cuzk_pce, *mut cuzk_pce) = (null_mut(), null_mut());
         assert_eq!(cuzk_pce_load(&c, pce_path.as_ptr(), 0, &mut a, &mut *e), CUZK_OK, "{}", message(&e));
@@ -257,6 +266,7 @@ fn corrupt_pce_file_is_refused() {
     let mut e = new_err();
     let mut out: *mut cuzk_pce = null_mut();
     // A size no other test loads, so the registry has no instance for it.
+    // SAFETY: the circuit, path and out-pointers are live locals for the call.
     let s = unsafe { cuzk_pce_load(&mimc(777), cpath(&path).as_ptr(), 0, &mut out, &mut *e) };
     assert_eq!(s, CUZK_BAD_PCE_FILE, "{}", message(&e));
     assert!(out.is_null());
@@ -285,6 +295,7 @@ fn engines_budgets_and_cancels() {
     let dir = tmp_dir("engine");
     let (pce_path, params_path) = (cpath(&dir.join("m.pce")), cpath(&dir.join("m.params")));
     let mut e = new_err();
+    // SAFETY: every pointer below is NULL on purpose or points to a live local of the right type.
     unsafe {
         let c = mimc(6000);
         let mut a: *mut cuzk_pce = null_mut();

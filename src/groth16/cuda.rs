@@ -213,7 +213,7 @@ mod tests {
     use crate::circuits::{Family, Synthetic};
     use crate::groth16::Backend;
     use crate::pce::{evaluate, extract};
-    use crate::witness::Room;
+    use crate::witness::WitnessBuffer;
     use bellperson::groth16::Proof;
     use blstrs::Scalar;
 
@@ -228,7 +228,7 @@ mod tests {
         let circuit = Synthetic::new(Family::Sha256Chain, 1 << 16, 3);
         let pce = extract(circuit.blank()).unwrap();
         let params = super::super::dummy_params(&pce, 7);
-        let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
         let one =
             || super::super::prove(Backend::Cuda(0), &pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
@@ -289,7 +289,7 @@ mod tests {
             Ok(p) => super::super::read_params(std::path::Path::new(&p), false).unwrap(),
             Err(_) => super::super::dummy_params(&pce, 7),
         };
-        let w = Witness::generate_sized(circuit, Room::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         println!(
             "sha256-chain 2^{lg}: {} rows, {} aux, domain {}",
             pce.num_constraints(),

@@ -16,7 +16,7 @@ use cuzk::gpu;
 use cuzk::groth16::Backend;
 use cuzk::groth16::{dummy_params, ProveTimings};
 use cuzk::pce::{evaluate, extract, Abc};
-use cuzk::witness::{Room, WitnessSource};
+use cuzk::witness::{WitnessBuffer, WitnessSource};
 use serde_json::json;
 
 use crate::anyhow_like::Result;
@@ -95,7 +95,7 @@ pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.instance(0)?;
     let pce = extract(circuit.blank())?;
     let params = dummy_params(&pce, 5);
-    let w = circuit.witness(Room::new(pce.num_inputs, pce.num_aux))?;
+    let w = circuit.witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux))?;
     let abc = evaluate(&pce, &w)?;
     let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
     let prove = |device: u32, abc: Abc| -> Result<ProveTimings> {

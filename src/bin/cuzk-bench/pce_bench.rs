@@ -16,7 +16,7 @@ use clap::Args;
 use cuzk::circuits::Kind;
 use cuzk::pce::{evaluate, extract, file, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::{Room, Witness, WitnessSource};
+use cuzk::witness::{Witness, WitnessBuffer, WitnessSource};
 use serde_json::json;
 
 use crate::report::{gib, memory_bandwidth, stage, table, write_json};
@@ -182,7 +182,7 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     });
     let pce: Pce = pce?;
     let (w, witness_s) = stage("PCE path: witness", || -> Result<Witness> {
-        Ok(make()?.witness(Room::new(pce.num_inputs, pce.num_aux))?)
+        Ok(make()?.witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux))?)
     });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));

@@ -12,7 +12,7 @@ use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
 
 use super::{guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
-use crate::witness::{Room, Witness, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{Error, Result};
 
 fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
@@ -124,10 +124,10 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
         }
     }
 
-    fn witness(self, room: Room) -> Result<Witness> {
+    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self {
-            ShapedCircuit::Blank(c) => Witness::generate_sized(c, room),
-            ShapedCircuit::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, room)),
+            ShapedCircuit::Blank(c) => Witness::generate_sized(c, into),
+            ShapedCircuit::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, into)),
         }
     }
 }
@@ -143,11 +143,11 @@ impl Circuit<Scalar> for PorepCircuit {
 }
 
 impl WitnessSource for PorepCircuit {
-    fn witness(self, room: Room) -> Result<Witness> {
+    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self.0 {
-            AnyShape::Base(c) => c.witness(room),
-            AnyShape::Sub8(c) => c.witness(room),
-            AnyShape::Top2(c) => c.witness(room),
+            AnyShape::Base(c) => c.witness(into),
+            AnyShape::Sub8(c) => c.witness(into),
+            AnyShape::Top2(c) => c.witness(into),
         }
     }
 }

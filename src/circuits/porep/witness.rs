@@ -14,7 +14,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::witness::{Room, Witness, WitnessCs};
+use crate::witness::{Witness, WitnessBuffer, WitnessCs};
 use crate::{Error, Result};
 
 /// Where one synthesis writes its values: the first `skip` are dropped (the
@@ -116,10 +116,10 @@ fn pieces(mut v: &mut [Scalar], parts: usize, per: usize) -> Vec<&mut [Scalar]> 
 
 /// The witness of `c`; `inputs`/`aux` are the whole circuit's counts (from
 /// the PCE), the ONE input included.
-pub(super) fn in_parallel(c: &impl Challenges, room: Room) -> Result<Witness> {
+pub(super) fn in_parallel(c: &impl Challenges, into: WitnessBuffer) -> Result<Witness> {
     let parts = c.count();
-    let (inputs, aux) = (room.inputs, room.aux);
-    let mut root = WitnessCs::started(room)?;
+    let (inputs, aux) = (into.inputs, into.aux);
+    let mut root = WitnessCs::started(into)?;
     c.synthesize(&mut root, None)?;
     let mut w = root.into_witness();
     let (prefix_in, prefix_aux) = (w.inputs.len() - 1, w.aux.len());
