@@ -792,9 +792,10 @@ cuzk_status cuzk_mem_reset_peak(struct cuzk_error *err);
 /**
  * Frees the buffers engines keep from finished proofs for the next ones
  * (freed anyway after a minute unused, or when a reservation needs their
- * room), then returns freed heap memory to the kernel (`malloc_trim`; a
- * no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from
- * any thread.
+ * room) and the GPU copies of parameters no handle or proof holds any more,
+ * then returns freed heap memory to the kernel (`malloc_trim`; a no-op
+ * outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
+ * thread.
  */
 cuzk_status cuzk_mem_trim(struct cuzk_error *err);
 
@@ -849,6 +850,8 @@ cuzk_status cuzk_params_unload(const struct cuzk_params *params, struct cuzk_err
 /**
  * Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. NULL is
  * a no-op. Call exactly once per handle, after its last use on every thread.
+ * When it was the last reference to unloaded parameters, their GPU copies
+ * are freed too.
  */
 void cuzk_params_free(struct cuzk_params *params);
 

@@ -27,7 +27,7 @@ struct State {
     stage_holders: usize,
     next_ticket: u64,
     /// Buffers of finished proofs kept for the next ones (counted in `used`,
-    /// given up the moment a reservation needs their into).
+    /// given up the moment a reservation needs their room).
     idle: Vec<Idle>,
     idle_bytes: u64,
 }
@@ -110,7 +110,7 @@ pub fn drop_idle_buffers() {
 }
 
 /// A byte budget shared by every in-flight proof. A proof is admitted with
-/// what it holds throughout (its witness) and into for its peak stage (a, b,
+/// what it holds throughout (its witness) and room for its peak stage (a, b,
 /// c), which it reserves later, when at most `stage_limit` proofs may hold
 /// theirs: so J proofs need `J·now + min(J, limit)·later` bytes, not
 /// `J·(now + later)`. The budget also keeps the buffers of finished proofs
@@ -191,7 +191,7 @@ impl MemoryBudget {
     /// Admits a request that holds `now` bytes from here on and `later` more
     /// in its peak stage ([`MemoryBudget::reserve_stage`]): waits until
     /// `now + later` fit and it is first in line (by priority, then arrival),
-    /// then reserves `now`. Leaving into for `later` is what guarantees that
+    /// then reserves `now`. Leaving room for `later` is what guarantees that
     /// some admitted request can always enter its peak stage. Fails at once if
     /// `now + later` exceed the whole budget; fails with `Cancelled` (holding
     /// nothing) if `cancel` fires while waiting. With the reservation come
@@ -251,11 +251,11 @@ impl MemoryBudget {
             st,
             cancel,
             |st, freed| {
-                let into = self.total - st.held();
+                let room = self.total - st.held();
                 let first = st
                     .stage_waiting
                     .iter()
-                    .filter(|w| w.2 <= into)
+                    .filter(|w| w.2 <= room)
                     .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
                     .map(|w| w.1);
                 let go = st.stage_holders < self.stage_limit && first == Some(ticket);

@@ -205,7 +205,7 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
 /// A finished proof's witness and a/b/c buffers stay, counted in the budget,
 /// for the next proof: in a budget of one footprint, the second proof runs
 /// in them (the peak stays one footprint). Kept buffers never block a
-/// reservation: they are freed for its into.
+/// reservation: they are freed for its room.
 #[test]
 fn finished_proofs_leave_their_buffers_to_the_next() {
     let (pce, params) = setup();

@@ -53,7 +53,7 @@ pub struct cuzk_engine_config {
     pub flags: u32,
     /// Must be zero.
     pub _reserved0: u32,
-    /// Must be zero: into for later fields without breaking the ABI.
+    /// Must be zero: room for later fields without breaking the ABI.
     pub reserved: [u64; 4],
 }
 

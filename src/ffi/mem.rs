@@ -79,7 +79,7 @@ pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_statu
 
 /// Frees the buffers engines keep from finished proofs for the next ones
 /// (freed anyway after a minute unused, or when a reservation needs their
-/// into) and the GPU copies of parameters no handle or proof holds any more,
+/// room) and the GPU copies of parameters no handle or proof holds any more,
 /// then returns freed heap memory to the kernel (`malloc_trim`; a no-op
 /// outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
 /// thread.

@@ -57,7 +57,7 @@ pub struct cuzk_prove_request {
     /// 0..=255: a request waiting for memory budget is overtaken by any
     /// later one of higher priority (0, the default, is the lowest).
     pub priority: u32,
-    /// Must be zero: into for later fields without breaking the ABI.
+    /// Must be zero: room for later fields without breaking the ABI.
     pub reserved: [u64; 4],
 }
 

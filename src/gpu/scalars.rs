@@ -96,7 +96,7 @@ impl DeviceScalars {
     /// Copies the scalars back to the host.
     pub fn to_host(&self) -> Result<Vec<Scalar>> {
         let mut out = vec![Scalar::ZERO; self.len];
-        // SAFETY: `self.handle` is live until `drop`; `out` has into for the
+        // SAFETY: `self.handle` is live until `drop`; `out` has room for the
         // `self.len` scalars the C side writes (it checks that `self.len` is
         // the vector's length), and every bit pattern is a valid `Scalar`.
         check(unsafe { ffi::cuzk_scalars_download(self.handle.as_ptr(), out.as_mut_ptr(), self.len) })?;
