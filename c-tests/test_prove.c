@@ -3,6 +3,9 @@
  * foreign files, unknown circuits, short buffers, double loads. */
 #include "common.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #define CIRCUIT "mimc-chain"
 #define SIZE 2000
 
@@ -147,6 +150,13 @@ int main(void) {
   copy_prefix(params_path, path, 1000);
   EXPECT_STATUS(CUZK_BAD_PARAMS_FILE, cuzk_params_load(path, 0, &p, &err), &err);
   EXPECT(p == NULL);
+  /* Not a regular file: refused at once, not waited on. */
+  test_path(path, sizeof path, "fifo.params");
+  unlink(path);
+  EXPECT(mkfifo(path, 0600) == 0);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_params_load(path, 0, &p, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_params_load(path, CUZK_PARAMS_LOAD_NO_CACHE, &p, &err), &err);
+  unlink(path);
 
   /* --- Memory statistics see the resident PCE and SRS. */
   struct cuzk_mem_stats m;

@@ -48,11 +48,19 @@
 #define CUZK_DEFAULT_BUDGET_MARGIN (4 << 30)
 
 /**
- * Validate every curve point while reading (slow: single-threaded in
- * bellperson; minutes for large files). A flag of `cuzk_params_load`.
- * Without it the file is trusted, as filecoin-proofs trusts its cache.
+ * Check that every point is in its subgroup while reading (on every core; a
+ * cache written without this check is not used). A flag of
+ * `cuzk_params_load`. Without it the points are only checked to be on their
+ * curve, as filecoin-proofs trusts its parameter cache.
  */
 #define CUZK_PARAMS_LOAD_CHECKED 1
+
+/**
+ * Neither read nor write the decoded cache beside the file
+ * (`<file>.cuzk-srs`, as large as the file): decode the file every time. A
+ * flag of `cuzk_params_load`.
+ */
+#define CUZK_PARAMS_LOAD_NO_CACHE 2
 
 /**
  * Skip the per-section checksums when mapping an existing PCE file (bounds
@@ -802,16 +810,23 @@ cuzk_status cuzk_mem_trim(struct cuzk_error *err);
 /**
  * Loads bellperson/Filecoin Groth16 parameters (a `.params` file) and keeps
  * them resident; loading a file that is already loaded is cheap and shares
- * the instance.
+ * the instance. The points are decoded on every core; the decoded form is
+ * kept beside the file (`<file>.cuzk-srs`, checksummed, used only while it
+ * matches the file) so that the next start reads it back at disk speed. A
+ * cache that cannot be written (read-only directory, full disk) only costs
+ * the next start its decoding.
  *
- * - `path`: NUL-terminated, copied.
- * - `flags`: 0 or `CUZK_PARAMS_LOAD_CHECKED`.
+ * - `path`: NUL-terminated, copied; a regular file (a FIFO or a directory is
+ *   `CUZK_INVALID_ARGUMENT` at once).
+ * - `flags`: 0, or `CUZK_PARAMS_LOAD_CHECKED` and/or
+ *   `CUZK_PARAMS_LOAD_NO_CACHE`.
  * - `out`: on success receives a new handle the caller owns and frees with
  *   `cuzk_params_free`; untouched on failure.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
  *
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT`,
- * `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE`.
+ * `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE` (truncated,
+ * corrupt or not a parameter file, with what and where).
  *
  * Thread-safety: safe from many threads at once.
  */

@@ -27,6 +27,8 @@ pub enum Error {
     Io(String),
     /// A PCE file is truncated, corrupt, foreign, or for another circuit/version.
     BadPceFile(String),
+    /// A `.params` file is truncated, corrupt or not a parameter file.
+    BadParamsFile(String),
     /// The circuit is larger than the compact format can hold.
     TooLarge(String),
     /// A GPU operation failed or no device is present.
@@ -51,6 +53,7 @@ impl fmt::Display for Error {
             Error::VerificationFailed => write!(f, "proof did not verify"),
             Error::Io(m) => write!(f, "i/o error: {m}"),
             Error::BadPceFile(m) => write!(f, "bad PCE file: {m}"),
+            Error::BadParamsFile(m) => write!(f, "bad parameter file: {m}"),
             Error::TooLarge(m) => write!(f, "circuit too large: {m}"),
             Error::Gpu(m) => write!(f, "gpu error: {m}"),
             Error::OverBudget(m) => write!(f, "over the memory budget: {m}"),

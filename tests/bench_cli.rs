@@ -168,3 +168,29 @@ fn pipeline_json_and_extract() {
         let _ = std::fs::remove_file(Path::new(&p));
     }
 }
+
+#[test]
+fn params_load_json() {
+    let file = tmp("load.params");
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk-bench"))
+        .args(["params", "--circuit", "mimc-chain", "--size", "2000", "--dummy", "--out"])
+        .arg(&file)
+        .output()
+        .expect("cuzk-bench runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for checked in [false, true] {
+        let mut args = vec!["params", "--load", file.to_str().unwrap()];
+        if checked {
+            args.push("--checked");
+        }
+        let v = bench(&args);
+        for k in
+            ["bytes", "load_s", "gb_per_s", "decode_s", "first_load_s", "cache_bytes", "bellperson_read_s", "speedup"]
+        {
+            positive(&v, k);
+        }
+        assert_eq!((v["identical"].as_bool(), v["checked"].as_bool()), (Some(true), Some(checked)), "{v}");
+    }
+    let _ = std::fs::remove_file(cuzk::groth16::params_cache_path(&file));
+    std::fs::remove_file(&file).unwrap();
+}

@@ -136,9 +136,9 @@ fn srs_is_loaded_once_and_accounted() {
     let path = dir.join("t.params");
     params.write(std::fs::File::create(&path).unwrap()).unwrap();
     let srs0 = mem::owner_bytes(Owner::Srs);
-    let p1 = srs::load(&path, true).unwrap();
+    let p1 = srs::load(&path, true, true).unwrap();
     // Another spelling of the same file shares the instance.
-    let p2 = srs::load(&dir.join(".").join("t.params"), false).unwrap();
+    let p2 = srs::load(&dir.join(".").join("t.params"), false, true).unwrap();
     assert!(Arc::ptr_eq(&p1, &p2));
     assert_eq!(p1.h.len(), params.h.len());
     assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, srs::params_bytes(&p1));
@@ -148,7 +148,7 @@ fn srs_is_loaded_once_and_accounted() {
     assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, srs::params_bytes(&p1), "still held");
     drop((p1, p2));
     assert_eq!(mem::owner_bytes(Owner::Srs), srs0);
-    assert!(matches!(srs::load(&dir.join("missing.params"), false), Err(cuzk::Error::Io(_))));
+    assert!(matches!(srs::load(&dir.join("missing.params"), false, true), Err(cuzk::Error::Io(_))));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

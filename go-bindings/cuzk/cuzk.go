@@ -180,11 +180,22 @@ func newParams(h ccuzk.Params) *Params {
 }
 
 // LoadParams loads a bellperson/Filecoin .params file (once per process per
-// file). checked validates every point (slow).
+// file), decoded on every core; the decoded form is kept beside the file
+// (<file>.cuzk-srs) so that the next start reads it back at disk speed.
+// checked also checks every point's subgroup.
 func LoadParams(path string, checked bool) (*Params, error) {
-	var flags uint32
+	return loadParams(path, checked, 0)
+}
+
+// LoadParamsUncached is LoadParams without the decoded cache: the file is
+// decoded every time and nothing is written beside it.
+func LoadParamsUncached(path string, checked bool) (*Params, error) {
+	return loadParams(path, checked, ccuzk.ParamsLoadNoCache)
+}
+
+func loadParams(path string, checked bool, flags uint32) (*Params, error) {
 	if checked {
-		flags = ccuzk.ParamsLoadChecked
+		flags |= ccuzk.ParamsLoadChecked
 	}
 	h, s, msg := ccuzk.ParamsLoad(path, flags)
 	if err := check("cuzk_params_load", s, msg); err != nil {

@@ -155,6 +155,12 @@ func TestErrors(t *testing.T) {
 	if _, err := LoadParams(filepath.Join(dir, "bad.params"), false); !errors.Is(err, ErrBadParamsFile) {
 		t.Fatalf("bad params: %v", err)
 	}
+	if _, err := LoadParamsUncached(filepath.Join(dir, "bad.params"), false); !errors.Is(err, ErrBadParamsFile) {
+		t.Fatalf("bad params, uncached: %v", err)
+	}
+	if _, err := LoadParams(dir, false); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a directory as params: %v", err)
+	}
 
 	pce, params, _ := setup(t, 1600)
 	small := Synthetic(family, 300)

@@ -12,12 +12,17 @@ use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Circuit, Kind};
 use crate::groth16::{params::generate_params, srs};
-use crate::Error;
 
-/// Validate every curve point while reading (slow: single-threaded in
-/// bellperson; minutes for large files). A flag of `cuzk_params_load`.
-/// Without it the file is trusted, as filecoin-proofs trusts its cache.
+/// Check that every point is in its subgroup while reading (on every core; a
+/// cache written without this check is not used). A flag of
+/// `cuzk_params_load`. Without it the points are only checked to be on their
+/// curve, as filecoin-proofs trusts its parameter cache.
 pub const CUZK_PARAMS_LOAD_CHECKED: u32 = 1;
+
+/// Neither read nor write the decoded cache beside the file
+/// (`<file>.cuzk-srs`, as large as the file): decode the file every time. A
+/// flag of `cuzk_params_load`.
+pub const CUZK_PARAMS_LOAD_NO_CACHE: u32 = 2;
 
 /// A handle to Groth16 parameters kept resident, one instance per file per
 /// process (opaque). Immutable: one handle may be used by many threads at
@@ -27,23 +32,20 @@ pub struct cuzk_params {
     pub(crate) path: PathBuf,
 }
 
-fn open_check(path: &Path) -> FfiResult<()> {
-    match std::fs::File::open(path) {
-        Ok(_) => Ok(()),
+/// `CUZK_FILE_NOT_FOUND` for a missing file, distinct from the other I/O errors.
+fn exists(path: &Path) -> FfiResult<()> {
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(Failure::new(CUZK_FILE_NOT_FOUND, format!("{}: no such file", path.display())))
         }
-        Err(e) => Err(Failure::new(CUZK_IO, format!("{}: {e}", path.display()))),
+        _ => Ok(()),
     }
 }
 
 /// Loads (or finds already loaded) the parameters in `path`.
-pub fn load_params(path: &Path, checked: bool) -> FfiResult<cuzk_params> {
-    open_check(path)?;
-    let params = srs::load(path, checked).map_err(|e| match e {
-        Error::Io(m) => Failure::new(CUZK_BAD_PARAMS_FILE, m),
-        other => Failure::from(other),
-    })?;
+pub fn load_params(path: &Path, checked: bool, cache: bool) -> FfiResult<cuzk_params> {
+    exists(path)?;
+    let params = srs::load(path, checked, cache)?;
     Ok(cuzk_params { params, path: path.to_path_buf() })
 }
 
@@ -61,21 +63,28 @@ pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_para
     // Whatever was loaded from this path before is stale now.
     srs::unload(path);
     drop(generate_params(blank, path, seed)?);
-    load_params(path, false)
+    load_params(path, false, false)
 }
 
 /// Loads bellperson/Filecoin Groth16 parameters (a `.params` file) and keeps
 /// them resident; loading a file that is already loaded is cheap and shares
-/// the instance.
+/// the instance. The points are decoded on every core; the decoded form is
+/// kept beside the file (`<file>.cuzk-srs`, checksummed, used only while it
+/// matches the file) so that the next start reads it back at disk speed. A
+/// cache that cannot be written (read-only directory, full disk) only costs
+/// the next start its decoding.
 ///
-/// - `path`: NUL-terminated, copied.
-/// - `flags`: 0 or `CUZK_PARAMS_LOAD_CHECKED`.
+/// - `path`: NUL-terminated, copied; a regular file (a FIFO or a directory is
+///   `CUZK_INVALID_ARGUMENT` at once).
+/// - `flags`: 0, or `CUZK_PARAMS_LOAD_CHECKED` and/or
+///   `CUZK_PARAMS_LOAD_NO_CACHE`.
 /// - `out`: on success receives a new handle the caller owns and frees with
 ///   `cuzk_params_free`; untouched on failure.
 /// - `err`: NULL or a caller-owned `cuzk_error`, always written.
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT`,
-/// `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE`.
+/// `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE` (truncated,
+/// corrupt or not a parameter file, with what and where).
 ///
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
@@ -88,10 +97,11 @@ pub unsafe extern "C" fn cuzk_params_load(
     ffi_boundary!(err, {
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
-        if flags & !CUZK_PARAMS_LOAD_CHECKED != 0 {
+        if flags & !(CUZK_PARAMS_LOAD_CHECKED | CUZK_PARAMS_LOAD_NO_CACHE) != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown flags {flags:#x}")));
         }
-        let h = load_params(&path, flags & CUZK_PARAMS_LOAD_CHECKED != 0)?;
+        let (checked, cache) = (flags & CUZK_PARAMS_LOAD_CHECKED != 0, flags & CUZK_PARAMS_LOAD_NO_CACHE == 0);
+        let h = load_params(&path, checked, cache)?;
         out.write(Box::into_raw(Box::new(h)));
         Ok(())
     })

@@ -188,6 +188,7 @@ pub fn status_of(e: &Error) -> cuzk_status {
         Error::VerificationFailed => CUZK_VERIFICATION_FAILED,
         Error::Io(_) => CUZK_IO,
         Error::BadPceFile(_) => CUZK_BAD_PCE_FILE,
+        Error::BadParamsFile(_) => CUZK_BAD_PARAMS_FILE,
         Error::TooLarge(_) => CUZK_TOO_LARGE,
         Error::Gpu(_) => CUZK_GPU,
         Error::OverBudget(_) => CUZK_OVER_BUDGET,

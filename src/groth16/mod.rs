@@ -15,6 +15,10 @@ pub mod cuda;
 pub mod msm;
 pub mod ntt;
 pub mod params;
+mod params_cache;
+mod params_file;
+#[allow(unsafe_code)] // points as the bytes they are in memory, for the cache
+mod raw;
 pub mod srs;
 
 use std::time::Instant;
@@ -27,7 +31,9 @@ use group::Curve;
 use crate::{Error, Result};
 
 pub use backend::{prove, Backend};
-pub use params::{check_shape, dummy_params, read_params};
+pub use params::{check_shape, dummy_params};
+pub use params_cache::path_of as params_cache_path;
+pub use params_file::{decode_params, read_params};
 
 /// Seconds spent in each proving stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

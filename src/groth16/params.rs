@@ -32,14 +32,6 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
     Ok(())
 }
 
-/// Reads a bellperson `.params` file; `checked` validates every point (slow,
-/// single-threaded in bellperson) — trusted local files can skip it.
-pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let f = std::fs::File::open(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
-    Parameters::read(std::io::BufReader::with_capacity(1 << 20, f), checked)
-        .map_err(|e| Error::Io(format!("{}: {e}", path.display())))
-}
-
 /// `n` distinct points `base, base + step, base + 2·step, …` in affine form.
 fn progression<G: Curve + Group + Send + Sync>(n: usize, base: G, step: G) -> Vec<G::AffineRepr>
 where

@@ -11,7 +11,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, G1Affine, G2Affine};
 use once_cell::sync::Lazy;
 
-use super::read_params;
+use super::{decode_params, read_params};
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
@@ -32,12 +32,14 @@ fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
 }
 
-/// The parameters in `path`, read on first use (`checked`: validate every
-/// point, slow) and shared afterwards.
-pub fn load(path: &Path, checked: bool) -> Result<Arc<Parameters<Bls12>>> {
+/// The parameters in `path`, read on first use and shared afterwards:
+/// `checked` checks every point's subgroup; `cache` reads and keeps the decoded
+/// form beside the file ([`read_params`]), else the file is decoded alone
+/// ([`decode_params`]).
+pub fn load(path: &Path, checked: bool, cache: bool) -> Result<Arc<Parameters<Bls12>>> {
     let key = canonical(path)?;
     PARAMS.get_or_load(&key, || {
-        let params = read_params(&key, checked)?;
+        let params = if cache { read_params(&key, checked)? } else { decode_params(&key, checked)? };
         let tracked = Tracked::new(Owner::Srs, params_bytes(&params));
         Ok((params, vec![tracked]))
     })

@@ -135,6 +135,7 @@ const (
 	EngineCPUOnly               = uint32(C.CUZK_ENGINE_CPU_ONLY)
 	EngineSynthesisFullPriority = uint32(C.CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY)
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
+	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
 	Version                     = C.CUZK_VERSION
 )
 

@@ -2,27 +2,39 @@
 //! real (bellperson's generator, slow) or `--dummy` (valid points of the right
 //! shape, unsound, seconds): dummy files let GPU provers be timed at sizes whose
 //! real parameters would take hours to generate; their proofs do not verify.
+//! `--load FILE` times loading one instead: ours against bellperson's
+//! `Parameters::read` of the same file, from the page cache, checked equal.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
 use clap::Args;
-use cuzk::groth16::dummy_params;
 use cuzk::groth16::params::generate_params;
+use cuzk::groth16::{decode_params, dummy_params, read_params};
+use serde_json::json;
 
 use crate::extract::blank_pce;
-use crate::report::{stage, table};
+use crate::report::{stage, table, write_json};
 use crate::{anyhow_like::Result, CircuitArgs};
 
 #[derive(Args)]
 pub struct Opts {
     #[command(flatten)]
     pub c: CircuitArgs,
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Write the parameters of `--circuit` here.
+    #[arg(long, required_unless_present = "load", conflicts_with = "load")]
+    pub out: Option<PathBuf>,
     /// Unsound parameters of the right shape (fast).
     #[arg(long)]
     pub dummy: bool,
+    /// Time loading this .params file instead (ours and bellperson's).
+    #[arg(long)]
+    pub load: Option<PathBuf>,
+    /// With --load: check that every point is in its subgroup.
+    #[arg(long)]
+    pub checked: bool,
 }
 
 /// Real parameters for the named circuit (PoRep: its partition circuit).
@@ -32,17 +44,22 @@ fn generate(c: &CircuitArgs, out: &Path) -> Result<()> {
 }
 
 pub fn run(o: Opts) -> Result<()> {
+    let out = match (&o.load, &o.out) {
+        (Some(file), _) => return load(&o, file),
+        (None, Some(out)) => out.clone(),
+        (None, None) => return Err("give --out FILE or --load FILE".into()),
+    };
     let mut id = String::new();
     let (res, secs) = stage("parameters", || -> Result<()> {
         if o.dummy {
             let (circuit_id, pce) = blank_pce(&o.c)?;
             id = circuit_id;
             let p = dummy_params(&pce, 1);
-            let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&o.out)?);
+            let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&out)?);
             p.write(&mut f)?;
             f.flush()?;
         } else {
-            generate(&o.c, &o.out)?;
+            generate(&o.c, &out)?;
             id = o.c.circuit.clone();
         }
         Ok(())
@@ -53,9 +70,67 @@ pub fn run(o: Opts) -> Result<()> {
         &[
             ("circuit", id),
             ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (bellperson generator)".to_string() }),
-            ("file", format!("{} ({} bytes)", o.out.display(), std::fs::metadata(&o.out)?.len())),
+            ("file", format!("{} ({} bytes)", out.display(), std::fs::metadata(&out)?.len())),
             ("time", format!("{secs:.1} s")),
         ],
     );
+    Ok(())
+}
+
+/// `--load`: the file read once to warm the page cache, then bellperson's reader, then ours:
+/// decoding alone, a first load (decoding and writing the cache beside the file), and a
+/// restart's load (from the cache). Every result is checked equal to bellperson's.
+fn load(o: &Opts, file: &Path) -> Result<()> {
+    let bytes = std::fs::metadata(file)?.len();
+    std::io::copy(&mut std::fs::File::open(file)?, &mut std::io::sink())?;
+    let (theirs, bellperson_s) = stage("bellperson Parameters::read", || -> Result<Parameters<Bls12>> {
+        let f = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(file)?);
+        Ok(Parameters::read(f, o.checked)?)
+    });
+    let theirs = theirs?;
+    let mut identical = true;
+    let mut timed = |what: &str, f: &dyn Fn() -> cuzk::Result<Parameters<Bls12>>| -> Result<f64> {
+        let (p, s) = stage(what, f);
+        identical &= p? == theirs;
+        Ok(s)
+    };
+    let decode_s = timed("cuzk: decoding (no cache)", &|| decode_params(file, o.checked))?;
+    let cache = cuzk::groth16::params_cache_path(file);
+    let _ = std::fs::remove_file(&cache);
+    let first_s = timed("cuzk: first load (decoding, writing the cache)", &|| read_params(file, o.checked))?;
+    let load_s = timed("cuzk: load from the cache", &|| read_params(file, o.checked))?;
+    let cached = std::fs::metadata(&cache).map(|m| m.len()).unwrap_or(0);
+    let gb = bytes as f64 / 1e9;
+    let threads = rayon::current_num_threads();
+    table(
+        "params --load",
+        &[
+            ("file", format!("{} ({bytes} bytes)", file.display())),
+            ("checked (subgroups)", o.checked.to_string()),
+            ("bellperson Parameters::read", format!("{bellperson_s:.3} s ({:.2} GB/s)", gb / bellperson_s)),
+            (
+                "cuzk decode",
+                format!(
+                    "{decode_s:.3} s ({:.2} GB/s, {threads} threads): {:.1}x",
+                    gb / decode_s,
+                    bellperson_s / decode_s
+                ),
+            ),
+            ("cuzk first load (+ cache write)", format!("{first_s:.3} s")),
+            ("cuzk load from cache", format!("{load_s:.3} s ({:.2} GB/s): {:.1}x", gb / load_s, bellperson_s / load_s)),
+            ("cache", format!("{} ({cached} bytes)", cache.display())),
+            ("identical to bellperson's", identical.to_string()),
+        ],
+    );
+    write_json(
+        o.c.json.as_deref(),
+        &json!({"file": file.display().to_string(), "bytes": bytes, "checked": o.checked, "threads": threads,
+            "load_s": load_s, "gb_per_s": gb / load_s, "decode_s": decode_s, "first_load_s": first_s,
+            "cache_bytes": cached, "bellperson_read_s": bellperson_s, "speedup": bellperson_s / load_s,
+            "decode_speedup": bellperson_s / decode_s, "identical": identical}),
+    )?;
+    if !identical {
+        return Err("cuzk's parameters differ from bellperson's".into());
+    }
     Ok(())
 }
