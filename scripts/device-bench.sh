@@ -14,6 +14,9 @@
 #   bash scripts/device-bench.sh contention # the backend stage alone on GPU 0, then on GPUs 0+1;
 #                                       # then the pipelines phase
 #   bash scripts/device-bench.sh pipelines  # mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
+#   bash scripts/device-bench.sh params     # parameter loading: ours vs bellperson's read vs supraseal-c2's
+#                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy)
+#   bash scripts/device-bench.sh params-big # the same at 2^26 (~35 GB: decode only, no cache, no bellperson)
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
 # another cuzk-bench to run (e.g. an older commit's, for an A/B in one call);
@@ -35,6 +38,19 @@ chmod +x $G/* $PB/* 2>/dev/null
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; nproc; free -g | head -2; } 2>&1 | tee -a "$log"
 
 case $phase in
+params)
+  for n in 22 24; do
+    run timeout 200 $B params --circuit sha256-chain --size 2^$n --dummy --out $P/d$n.params
+    run timeout 300 $B params --load $P/d$n.params --json "$OUT/load-d$n.json"
+    run timeout 200 $PB/peer-bench-supraseal --constraints 2^$n --params $P/d$n.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
+    rm -f $P/d$n.params.cuzk-srs
+  done
+  ;;
+params-big)
+  run timeout 300 $B params --circuit sha256-chain --size 2^26 --dummy --out $P/d26.params
+  run timeout 120 $B params --load $P/d26.params --no-cache --no-bellperson --json "$OUT/load-d26.json"
+  run timeout 240 $PB/peer-bench-supraseal --constraints 2^26 --params $P/d26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
+  ;;
 ours)
   run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu::
   run timeout 150 $B gpu-check --sizes 2^16,2^20,2^22 --repeat 50 --json "$OUT/gpu-check.json"
