@@ -14,12 +14,13 @@ use crate::pce::Pce;
 use crate::witness::WitnessSource;
 use crate::{Error, Result};
 
-/// One request: a statement and how to prove it.
-pub struct Request<'a> {
+/// One request: a statement and how to prove it. (`S` is a [`Statement`]; the engine's tests
+/// put other partitions there.)
+pub struct Request<'a, S = Statement> {
     /// The PCE of the statement's circuit.
     pub pce: &'a Pce,
     pub params: &'a Parameters<Bls12>,
-    pub statement: &'a Statement,
+    pub statement: &'a S,
     pub opts: ProveOptions,
     /// 0..=255: a request waiting for the budget is overtaken by any later one of higher priority.
     pub priority: Priority,
@@ -57,23 +58,13 @@ impl Engine {
     /// partition that fails cancels the others and its error is the request's; a cancel of
     /// `req.cancel` ends every partition still waiting.
     pub fn prove(&self, req: Request<'_>) -> Result<(Vec<Proof<Bls12>>, Timings)> {
-        let Request { pce, params, statement, opts, priority, cancel, observer } = req;
-        self.prove_partitions(pce, params, statement, &opts, priority, &cancel, observer)
+        self.prove_partitions(req)
     }
 
     /// [`Engine::prove`] over any [`Partitions`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn prove_partitions<P: Partitions>(
-        &self,
-        pce: &Pce,
-        params: &Parameters<Bls12>,
-        statement: &P,
-        opts: &ProveOptions,
-        priority: Priority,
-        cancel: &CancelToken,
-        observer: Option<&(dyn Fn(Stage) + Sync)>,
-    ) -> Result<(Vec<Proof<Bls12>>, Timings)> {
+    pub(crate) fn prove_partitions<P: Partitions>(&self, req: Request<'_, P>) -> Result<(Vec<Proof<Bls12>>, Timings)> {
         let start = Instant::now();
+        let Request { pce, params, statement, opts, priority, cancel, observer } = req;
         let n = statement.count();
         if let Some(rs) = &opts.randomness {
             if rs.len() != n {

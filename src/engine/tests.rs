@@ -386,6 +386,16 @@ impl super::request::Partitions for Several {
     }
 }
 
+fn several_request<'a>(
+    pce: &'a Pce,
+    params: &'a Parameters<Bls12>,
+    several: &'a Several,
+    opts: ProveOptions,
+    cancel: CancelToken,
+) -> Request<'a, Several> {
+    Request { pce, params, statement: several, opts, priority: 0, cancel, observer: None }
+}
+
 /// Every partition of a request runs at once (each with its own reservation), the proofs come
 /// back in partition order with the fixed (r, s) of each, and the stage times are summed.
 #[test]
@@ -399,7 +409,8 @@ fn partitions_are_proven_at_once_in_order() {
     gpus.hold.store(true, Ordering::SeqCst);
     let (proofs, t) = std::thread::scope(|s| {
         let _release = Release(&gpus.hold);
-        let h = s.spawn(|| e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None));
+        let h =
+            s.spawn(|| e.prove_partitions(several_request(&pce, &params, &several, opts.clone(), CancelToken::new())));
         let t0 = std::time::Instant::now();
         // Both devices busy and the other two partitions admitted at the same time.
         while gpus.calls.lock().unwrap().len() < 2
@@ -433,17 +444,17 @@ fn a_failing_partition_cancels_the_rest() {
     let e = engine(&gpus, 1, 1 << 30);
     let several = Several { seeds: 40..46 };
     let opts = ProveOptions { backend: Backend::Cuda(0), ..ProveOptions::default() };
-    let res = e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None);
+    let res = e.prove_partitions(several_request(&pce, &params, &several, opts, CancelToken::new()));
     assert!(matches!(res, Err(Error::Gpu(_))), "{res:?}");
     assert!(gpus.calls.lock().unwrap().len() < 6, "siblings were cancelled, not all run");
     assert_eq!((e.budget().held(), e.budget().waiting()), (0, 0));
     // A caller's cancel ends the whole request.
     let cancel = CancelToken::new();
     cancel.cancel();
-    let res = e.prove_partitions(&pce, &params, &several, &ProveOptions::default(), 0, &cancel, None);
+    let res = e.prove_partitions(several_request(&pce, &params, &several, ProveOptions::default(), cancel));
     assert_eq!(res.err(), Some(Error::Cancelled));
     // (r, s) for another number of partitions is refused before anything runs.
     let opts = ProveOptions { randomness: Some(vec![]), ..ProveOptions::default() };
-    let res = e.prove_partitions(&pce, &params, &several, &opts, 0, &CancelToken::new(), None);
+    let res = e.prove_partitions(several_request(&pce, &params, &several, opts, CancelToken::new()));
     assert!(matches!(res, Err(Error::InvalidInput(_))));
 }

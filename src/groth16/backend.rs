@@ -62,35 +62,18 @@ pub fn prove(
     let mut t = ProveTimings::default();
     let parts = match backend {
         Backend::Cpu => super::cpu::proof_parts(pce, w, abc, params, &mut t)?,
-        Backend::Cuda(device) => cuda_parts(device, pce, w, abc, params, &mut t)?,
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(device) => super::cuda::proof_parts(device, pce, w, abc, params, &mut t)?,
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda(device) => {
+            // Without `cuda` there is no device: this is the error saying so.
+            gpu::check_device(device)?;
+            return Err(Error::Gpu(format!("no CUDA device {device}: built without the cuda feature")));
+        }
         Backend::Auto => return Err(Error::InvalidInput("the backend must be resolved first".into())),
     };
     let proof = timed(&mut t.assembly, || assemble(&params.vk, &parts, r, s))?;
     Ok((proof, t))
-}
-
-#[cfg(feature = "cuda")]
-fn cuda_parts(
-    device: u32,
-    pce: &Pce,
-    w: &Witness,
-    abc: Abc,
-    params: &Parameters<Bls12>,
-    t: &mut ProveTimings,
-) -> Result<super::ProofParts> {
-    super::cuda::proof_parts(device, pce, w, abc, params, t)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn cuda_parts(
-    device: u32,
-    _: &Pce,
-    _: &Witness,
-    _: Abc,
-    _: &Parameters<Bls12>,
-    _: &mut ProveTimings,
-) -> Result<super::ProofParts> {
-    gpu::check_device(device).and(Err(Error::Gpu(format!("no CUDA device {device}: built without the cuda feature"))))
 }
 
 /// Rejects a witness, evaluation or parameter set that does not fit `pce`.
