@@ -47,9 +47,7 @@ impl PorepSize {
     /// Parses `2k`/`2KiB`/`2kib`, `8m`/`8MiB`, `512m`, `32g`/`32GiB`, `64g` (case-insensitive),
     /// or a byte count (`2048`, `34359738368`).
     pub fn from_name(name: &str) -> Result<Self> {
-        let n = name.trim().to_ascii_lowercase();
-        let n = n.strip_prefix("porep-").unwrap_or(&n);
-        let found = match n {
+        let found = match name.trim().to_ascii_lowercase().as_str() {
             "2k" | "2kib" | "2048" => Some(PorepSize::KiB2),
             "8m" | "8mib" | "8388608" => Some(PorepSize::MiB8),
             "512m" | "512mib" | "536870912" => Some(PorepSize::MiB512),
