@@ -185,6 +185,14 @@ int main(void) {
   write_file(path, "garbage", 7);
   EXPECT_STATUS(CUZK_BAD_PCE_FILE, cuzk_pce_load(&circuit, path, CUZK_PCE_LOAD_SKIP_CHECKSUMS, &q, &err), &err);
   EXPECT(q == NULL);
+  /* Not a regular file: refused at once, not waited on. */
+  struct cuzk_circuit fresh = synthetic(CIRCUIT, 4321);
+  test_path(path, sizeof path, "fifo.pce");
+  unlink(path);
+  EXPECT(mkfifo(path, 0600) == 0);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_pce_load(&fresh, path, 0, &q, &err), &err);
+  EXPECT(q == NULL);
+  unlink(path);
   /* An unwritable path: the PCE is extracted and kept on the heap (the node
    * keeps working; the registry logs that it could not save it). */
   EXPECT_STATUS(CUZK_OK, cuzk_pce_load(&circuit, "/nonexistent-cuzk-dir/sub/x.pce", 0, &q, &err), &err);

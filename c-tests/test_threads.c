@@ -98,8 +98,14 @@ int main(void) {
   struct cuzk_engine_config cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.flags = CUZK_ENGINE_CPU_ONLY;
-  cfg.synthesis_threads = 2;
   cfg.budget_bytes = 2 * footprint;
+  /* Absurd thread counts are refused at once, not started. */
+  cfg.synthesis_threads = 100000;
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_new(&cfg, &engine, &err), &err);
+  cfg.synthesis_threads = 2;
+  cfg.workers_per_device = 100000;
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_new(&cfg, &engine, &err), &err);
+  cfg.workers_per_device = 0;
   REQUIRE_OK(cuzk_engine_new(&cfg, &engine, &err), &err);
   memset(results, 0, sizeof results);
   for (int i = 0; i < THREADS; i++) EXPECT(pthread_create(&threads[i], NULL, prover, &results[i]) == 0);

@@ -357,10 +357,12 @@ struct cuzk_engine_config {
   /**
    * Threads for witness generation, and as many again for SpMV (two
    * pools, so that no SpMV waits behind a witness); 0: one per core each.
+   * More than 4 per core is `CUZK_INVALID_ARGUMENT`.
    */
   uint32_t synthesis_threads;
   /**
    * Backend-stage workers per device (proofs on one GPU at once); 0: 1.
+   * More than 4 per core is `CUZK_INVALID_ARGUMENT`.
    */
   uint32_t workers_per_device;
   /**

@@ -185,3 +185,23 @@ fn random_cancels_never_deadlock() {
     assert!(budget.peak_used() <= 100);
     assert!(start.elapsed() < Duration::from_secs(60), "bounded in time");
 }
+
+#[test]
+fn absurd_thread_counts_are_refused_at_once() {
+    let most = cuzk::engine::max_threads();
+    for (threads, workers) in [(most + 1, 1), (100_000, 1), (1, most + 1)] {
+        let start = Instant::now();
+        let r = Engine::new(EngineConfig {
+            synthesis_threads: threads,
+            devices: Some(vec![]),
+            workers_per_device: workers,
+            budget: BudgetSpec::Bytes(1 << 30),
+            ..Default::default()
+        });
+        assert!(matches!(r, Err(Error::InvalidInput(_))), "{threads} threads, {workers} workers");
+        assert!(start.elapsed() < Duration::from_secs(1));
+    }
+    let (_, pce, _) = setup();
+    let e = engine(1 << 30, most);
+    assert_eq!(e.predicted_peak(u64::MAX / 2, &pce, usize::MAX), u64::MAX, "saturates, does not wrap");
+}

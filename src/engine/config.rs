@@ -28,7 +28,7 @@ impl BudgetSpec {
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Threads for witness generation, and as many again for SpMV (0: one
-    /// per core each).
+    /// per core each; at most [`super::max_threads`]).
     pub synthesis_threads: usize,
     /// Added to the nice value of the thread that creates the engine, for
     /// the synthesis threads ([`SYNTHESIS_NICE`] by default; 0: the same
@@ -36,7 +36,8 @@ pub struct EngineConfig {
     pub synthesis_nice: i32,
     /// GPUs to use (`None`: all; none present or an empty list: the CPU).
     pub devices: Option<Vec<u32>>,
-    /// Backend-stage workers per device (the CPU counts as one device).
+    /// Backend-stage workers per device (the CPU counts as one device; at
+    /// most [`super::max_threads`]).
     pub workers_per_device: usize,
     pub budget: BudgetSpec,
 }

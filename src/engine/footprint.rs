@@ -45,5 +45,8 @@ pub const ABC_HOLDERS_PER_DEVICE: usize = 2;
 pub fn predicted_peak(static_bytes: u64, pce: &Pce, backend: Backend, j: usize, abc_holders: usize) -> u64 {
     let abc = abc_part(pce, backend);
     let rest = footprint(pce, backend) - abc;
-    static_bytes + j as u64 * rest + j.min(abc_holders) as u64 * abc
+    // Saturating: `j` comes from the caller, unchecked.
+    static_bytes
+        .saturating_add((j as u64).saturating_mul(rest))
+        .saturating_add((j.min(abc_holders) as u64).saturating_mul(abc))
 }

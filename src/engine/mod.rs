@@ -33,7 +33,7 @@ pub use cancel::CancelToken;
 pub use config::{BudgetSpec, EngineConfig, SYNTHESIS_NICE};
 pub use footprint::{footprint, ABC_HOLDERS_PER_DEVICE};
 pub use lanes::DeviceStats;
-pub use pipeline::{Engine, Stage};
+pub use pipeline::{max_threads, Engine, Stage};
 pub use request::{proof_bytes, verify, Request};
 
 use blstrs::Scalar;

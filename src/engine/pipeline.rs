@@ -113,6 +113,13 @@ impl Engine {
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
     pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<BackendStage>) -> Result<Engine> {
+        let most = max_threads();
+        for (name, n) in [("synthesis_threads", cfg.synthesis_threads), ("workers_per_device", cfg.workers_per_device)]
+        {
+            if n > most {
+                return Err(Error::InvalidInput(format!("{name} {n} is above {most} (4 per core)")));
+            }
+        }
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
@@ -269,6 +276,12 @@ impl Engine {
         t.total = seconds_since(start);
         Ok((proof, t))
     }
+}
+
+/// The most synthesis threads (per pool) and backend workers (per device) an engine takes:
+/// 4 per core. More only thrash (two pools of 100,000 threads took the machine down).
+pub fn max_threads() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 pub(super) fn seconds_since(start: Instant) -> f64 {

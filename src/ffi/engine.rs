@@ -36,8 +36,10 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 pub struct cuzk_engine_config {
     /// Threads for witness generation, and as many again for SpMV (two
     /// pools, so that no SpMV waits behind a witness); 0: one per core each.
+    /// More than 4 per core is `CUZK_INVALID_ARGUMENT`.
     pub synthesis_threads: u32,
     /// Backend-stage workers per device (proofs on one GPU at once); 0: 1.
+    /// More than 4 per core is `CUZK_INVALID_ARGUMENT`.
     pub workers_per_device: u32,
     /// The CUDA device ids to use, `num_devices` of them, borrowed for the
     /// call. `(NULL, 0)`: every device.

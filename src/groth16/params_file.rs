@@ -11,7 +11,7 @@
 //! off the curve, a point at infinity; with `checked`, a point outside the subgroup).
 
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +21,7 @@ use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
 use super::params_cache::{self, Source};
+use crate::files::open_regular;
 use crate::{Error, Result};
 
 const G1_BYTES: usize = 96;
@@ -178,26 +179,11 @@ fn g2(checked: bool) -> impl Fn(&[u8; G2_BYTES]) -> Option<G2Affine> + Sync {
     }
 }
 
-/// Opens a regular file; anything else (a FIFO, a device, a directory) is refused at once,
-/// not waited on.
-fn open(path: &Path) -> Result<File> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| io(path, "opening", e))?;
-    let meta = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?;
-    if !meta.is_file() {
-        return Err(Error::InvalidInput(format!("{}: not a regular file", path.display())));
-    }
-    Ok(file)
-}
-
 /// Reads a `.params` file: from its decoded cache beside it when that is a good cache of the
 /// file as it is now (`params_cache.rs`), else by decoding it ([`decode_params`]) and writing
 /// the cache for the next start (a cache that cannot be written is only logged).
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let source = Source::of(&open(path)?).map_err(|e| io(path, "reading", e))?;
+    let source = Source::of(&open_regular(path)?).map_err(|e| io(path, "reading", e))?;
     let cache = params_cache::path_of(path);
     if let Some(p) = params_cache::read(&cache, source, checked) {
         return Ok(p);
@@ -214,7 +200,7 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
 /// trusting the digest checked at download. Errors: `Io` (unreadable), `InvalidInput` (not a
 /// regular file), `BadParamsFile` (truncated, corrupt or foreign, naming what and where).
 pub fn decode_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let file = open(path)?;
+    let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?;
     let layout = Layout::read(&file, meta.len(), path)?;
     // The verifying key is a few kilobytes: bellperson's own reader, on its bytes.

@@ -193,7 +193,7 @@ fn write_atomically(path: &Path, header: &Header, sections: &[&[u8]; SECTIONS]) 
 /// Maps `path` and loads it: see [`load_from_map`].
 pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool) -> Result<LoadedPce> {
     little_endian_only()?;
-    let f = File::open(path).map_err(|e| io_err("opening", path, e))?;
+    let f = crate::files::open_regular(path)?;
     let len = f.metadata().map_err(|e| io_err("reading metadata of", path, e))?.len();
     if len < HEADER_LEN as u64 {
         return Err(bad_file(format!(
