@@ -42,7 +42,7 @@
 #define CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY 2
 
 /**
- * Host bytes left free when the budget is derived from `MemAvailable`
+ * Host bytes left free when the budget is derived from the available memory
  * and `cuzk_engine_config::budget_margin` is 0.
  */
 #define CUZK_DEFAULT_BUDGET_MARGIN (4 << 30)
@@ -350,8 +350,11 @@ struct cuzk_circuit {
  *
  * A zero-initialised config is valid and is the default: a witness and an
  * SpMV thread per core (at nice +10), every CUDA device (the CPU when there
- * is none), one backend worker per device, a budget of `MemAvailable` (at
- * creation) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
+ * is none), one backend worker per device, a budget of the available memory
+ * at creation (`MemAvailable`, or the room under a memory cgroup's limit —
+ * a container's — where that is less) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
+ * Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
+ * `CUZK_IO`: give the budget in bytes.
  */
 struct cuzk_engine_config {
   /**
@@ -372,8 +375,8 @@ struct cuzk_engine_config {
   const uint32_t *devices;
   size_t num_devices;
   /**
-   * Host bytes the proofs in flight may hold together; 0: `MemAvailable`
-   * at creation minus `budget_margin`.
+   * Host bytes the proofs in flight may hold together; 0: the available
+   * memory at creation (see above) minus `budget_margin`.
    */
   uint64_t budget_bytes;
   /**

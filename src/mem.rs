@@ -276,3 +276,96 @@ pub fn trim() {
         libc::malloc_trim(0);
     }
 }
+
+/// Bytes this process may still take: `MemAvailable`, or less where a memory cgroup (v1 or v2,
+/// this process's or an ancestor's) leaves less room under its limit — in a 16 GiB container
+/// on a 512 GiB host, the container's room. An error when `MemAvailable` cannot be read.
+pub fn available_bytes() -> Result<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let info = read("/proc/meminfo").ok_or_else(|| Error::Io("reading /proc/meminfo".into()))?;
+    let avail = parse_status_field(&info, "MemAvailable");
+    if !info.lines().any(|l| l.starts_with("MemAvailable:")) {
+        return Err(Error::Io("/proc/meminfo has no MemAvailable: give the engine a budget in bytes".into()));
+    }
+    let room = read("/proc/self/cgroup").and_then(|c| cgroup_room(&c, read));
+    Ok(room.map_or(avail, |r| r.min(avail)))
+}
+
+/// The least room (limit − usage) among the memory cgroups of this process and their
+/// ancestors, from `/proc/self/cgroup`'s text and a reader of `/sys/fs/cgroup` files; `None`
+/// when no limit is set. A cgroup path that is not mounted as such (a container's namespace
+/// root) is read at the mount's root.
+fn cgroup_room(proc_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    let number = |s: Option<String>| s.and_then(|s| s.trim().parse::<u64>().ok());
+    // v1: "N:memory:/path", limits in memory.limit_in_bytes (a huge value: none).
+    // v2: "0::/path", limits in memory.max ("max": none).
+    let mut rooms = Vec::new();
+    for line in proc_cgroup.lines() {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let (base, limit, usage) = if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+        } else if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max", "memory.current")
+        } else {
+            continue;
+        };
+        let mut dir = path.trim_end_matches('/').to_string();
+        loop {
+            let at = |file: &str| format!("{base}{dir}/{file}");
+            if let (Some(l), Some(u)) = (number(read(&at(limit))), number(read(&at(usage)))) {
+                if l < 1 << 60 {
+                    rooms.push(l.saturating_sub(u));
+                }
+            }
+            match dir.rfind('/') {
+                Some(i) => dir.truncate(i),
+                None => break,
+            }
+        }
+    }
+    rooms.into_iter().min()
+}
+
+#[cfg(test)]
+mod cgroup_tests {
+    use super::cgroup_room;
+    use std::collections::HashMap;
+
+    fn files(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |p: &str| m.get(p).cloned()
+    }
+
+    #[test]
+    fn v2_limit_of_the_process_or_an_ancestor() {
+        let f = files(&[
+            ("/sys/fs/cgroup/pod/c/memory.max", "max\n"),
+            ("/sys/fs/cgroup/pod/c/memory.current", "1000\n"),
+            ("/sys/fs/cgroup/pod/memory.max", "17179869184\n"),
+            ("/sys/fs/cgroup/pod/memory.current", "1073741824\n"),
+        ]);
+        assert_eq!(cgroup_room("0::/pod/c\n", &f), Some(15 << 30), "16 GiB limit, 1 GiB used");
+    }
+
+    #[test]
+    fn v2_namespace_root_and_no_limit() {
+        let f = files(&[("/sys/fs/cgroup/memory.max", "4096\n"), ("/sys/fs/cgroup/memory.current", "1024\n")]);
+        assert_eq!(cgroup_room("0::/\n", &f), Some(3072));
+        let none = files(&[("/sys/fs/cgroup/memory.max", "max\n"), ("/sys/fs/cgroup/memory.current", "1\n")]);
+        assert_eq!(cgroup_room("0::/\n", &none), None);
+    }
+
+    #[test]
+    fn v1_memory_controller() {
+        let f = files(&[
+            ("/sys/fs/cgroup/memory/docker/x/memory.limit_in_bytes", "2147483648"),
+            ("/sys/fs/cgroup/memory/docker/x/memory.usage_in_bytes", "147483648"),
+            ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712"),
+            ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "5"),
+        ]);
+        let text = "5:cpu:/docker/x\n4:memory:/docker/x\n0::/\n";
+        assert_eq!(cgroup_room(text, &f), Some(2_000_000_000));
+        assert_eq!(cgroup_room("4:memory:/\n", &f), None, "the unlimited root");
+    }
+}

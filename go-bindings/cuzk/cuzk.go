@@ -237,13 +237,16 @@ func (p *Params) Close() error {
 
 // EngineConfig says how an Engine proves. The zero value is the default:
 // a witness and an SpMV thread per core (at nice +10), every CUDA device (the
-// CPU when there is none), one backend worker per device, a budget of
-// MemAvailable minus 4 GiB.
+// CPU when there is none), one backend worker per device, a budget of the
+// available memory (MemAvailable, or the room under a memory cgroup's limit
+// where that is less) minus 4 GiB.
 type EngineConfig struct {
 	// SynthesisThreads for witness generation, and as many again for SpMV
-	// (two pools, so that no SpMV waits behind a witness; 0: one per core each).
+	// (two pools, so that no SpMV waits behind a witness; 0: one per core
+	// each; more than 4 per core is ErrInvalidArgument).
 	SynthesisThreads uint32
-	// WorkersPerDevice: proofs in the backend stage on one device at once (0: 1).
+	// WorkersPerDevice: proofs in the backend stage on one device at once
+	// (0: 1; more than 4 per core is ErrInvalidArgument).
 	WorkersPerDevice uint32
 	// Devices are the CUDA device ids to use (nil: all of them).
 	Devices []uint32
@@ -254,7 +257,7 @@ type EngineConfig struct {
 	// other processes at the default priority would starve them).
 	SynthesisFullPriority bool
 	// BudgetBytes is the host memory the proofs in flight may hold together
-	// (0: MemAvailable at creation minus BudgetMargin).
+	// (0: the available memory at creation minus BudgetMargin).
 	BudgetBytes uint64
 	// BudgetMargin is left free when BudgetBytes is 0 (0: 4 GiB).
 	BudgetMargin uint64

@@ -6,7 +6,8 @@ use crate::Result;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetSpec {
     Bytes(u64),
-    /// `MemAvailable` at start-up minus a safety margin.
+    /// What the process may still take at start-up (`MemAvailable`, or less under a cgroup
+    /// limit: `mem::available_bytes`) minus a safety margin.
     Available {
         margin: u64,
     },
@@ -16,11 +17,7 @@ impl BudgetSpec {
     pub(super) fn bytes(self) -> Result<u64> {
         match self {
             BudgetSpec::Bytes(b) => Ok(b),
-            BudgetSpec::Available { margin } => {
-                let info = std::fs::read_to_string("/proc/meminfo")?;
-                let avail = crate::mem::parse_status_field(&info, "MemAvailable");
-                Ok(avail.saturating_sub(margin))
-            }
+            BudgetSpec::Available { margin } => Ok(crate::mem::available_bytes()?.saturating_sub(margin)),
         }
     }
 }

@@ -21,7 +21,7 @@ pub const CUZK_ENGINE_CPU_ONLY: u32 = 1;
 /// `cuzk_engine_config`.
 pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 
-/// Host bytes left free when the budget is derived from `MemAvailable`
+/// Host bytes left free when the budget is derived from the available memory
 /// and `cuzk_engine_config::budget_margin` is 0.
 pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 
@@ -29,8 +29,11 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 ///
 /// A zero-initialised config is valid and is the default: a witness and an
 /// SpMV thread per core (at nice +10), every CUDA device (the CPU when there
-/// is none), one backend worker per device, a budget of `MemAvailable` (at
-/// creation) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
+/// is none), one backend worker per device, a budget of the available memory
+/// at creation (`MemAvailable`, or the room under a memory cgroup's limit —
+/// a container's — where that is less) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
+/// Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
+/// `CUZK_IO`: give the budget in bytes.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cuzk_engine_config {
@@ -45,8 +48,8 @@ pub struct cuzk_engine_config {
     /// call. `(NULL, 0)`: every device.
     pub devices: *const u32,
     pub num_devices: usize,
-    /// Host bytes the proofs in flight may hold together; 0: `MemAvailable`
-    /// at creation minus `budget_margin`.
+    /// Host bytes the proofs in flight may hold together; 0: the available
+    /// memory at creation (see above) minus `budget_margin`.
     pub budget_bytes: u64,
     /// With `budget_bytes` = 0, the bytes to leave free; 0:
     /// `CUZK_DEFAULT_BUDGET_MARGIN`.
