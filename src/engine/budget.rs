@@ -99,14 +99,31 @@ const IDLE_KEEP: Duration = Duration::from_secs(60);
 /// Every budget alive, so `cuzk_mem_trim` can free their idle buffers.
 static BUDGETS: Mutex<Vec<Weak<MemoryBudget>>> = Mutex::new(Vec::new());
 
+fn live_budgets() -> Vec<Arc<MemoryBudget>> {
+    let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|w| w.strong_count() > 0);
+    all.iter().filter_map(Weak::upgrade).collect()
+}
+
 /// Frees the idle buffers every engine keeps (see [`MemoryBudget::give_idle`]).
 pub fn drop_idle_buffers() {
-    let live: Vec<_> = {
-        let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
-        all.retain(|w| w.strong_count() > 0);
-        all.iter().filter_map(Weak::upgrade).collect()
-    };
-    live.iter().for_each(|b| b.drop_idle());
+    live_budgets().iter().for_each(|b| b.drop_idle());
+}
+
+/// Starts, once per process, the thread that frees kept buffers idle for [`IDLE_KEEP`] on
+/// time, not only when the next proof finishes (after a burst they would otherwise hold the
+/// budget's memory until then). It holds no budget alive between its rounds.
+fn start_reaper() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let reap = || loop {
+            std::thread::sleep(IDLE_KEEP / 4);
+            live_budgets().iter().for_each(|b| b.expire_idle(IDLE_KEEP));
+        };
+        if let Err(e) = std::thread::Builder::new().name("cuzk-idle-reaper".into()).spawn(reap) {
+            log::warn!("no thread to free idle buffers on time ({e}); they are freed as proofs finish");
+        }
+    });
 }
 
 /// A byte budget shared by every in-flight proof. A proof is admitted with
@@ -139,6 +156,8 @@ impl MemoryBudget {
         let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
         all.retain(|w| w.strong_count() > 0);
         all.push(Arc::downgrade(&b));
+        drop(all);
+        start_reaper();
         b
     }
 
@@ -304,26 +323,37 @@ impl MemoryBudget {
     /// Keeps `buf` for a later request to reuse, moving its bytes
     /// (its length: the pages it touched) out of `from`, the reservation that
     /// covered it, and counting it under `owner` meanwhile. Buffers idle for
-    /// a minute are freed.
+    /// a minute are freed (by the next call here, or by the reaper thread).
     pub fn give_idle(&self, buf: Vec<Scalar>, from: &mut Reservation, owner: crate::mem::Owner) {
         let bytes = buffer_bytes(&buf);
         if bytes > from.bytes || buf.capacity() == 0 {
             return;
         }
         from.bytes -= bytes;
-        let expired: Vec<Idle>;
         {
             let mut st = self.lock();
             st.idle_bytes += bytes;
             st.idle.push(Idle { _owner: Tracked::new(owner, bytes), buf, since: Instant::now() });
-            let (old, keep) = std::mem::take(&mut st.idle).into_iter().partition(|b| b.since.elapsed() > IDLE_KEEP);
-            st.idle = keep;
-            expired = old;
-            let gone: u64 = expired.iter().map(Idle::bytes).sum();
+        }
+        self.expire_idle(IDLE_KEEP);
+    }
+
+    /// Frees the kept buffers idle for longer than `keep`.
+    pub(crate) fn expire_idle(&self, keep: Duration) {
+        let expired: Vec<Idle> = {
+            let mut st = self.lock();
+            let (old, kept): (Vec<Idle>, Vec<Idle>) =
+                std::mem::take(&mut st.idle).into_iter().partition(|b| b.since.elapsed() > keep);
+            st.idle = kept;
+            let gone: u64 = old.iter().map(Idle::bytes).sum();
             st.used -= gone;
             st.idle_bytes -= gone;
+            old
+        };
+        if !expired.is_empty() {
+            drop(expired);
+            self.freed.notify_all();
         }
-        drop(expired);
     }
 
     /// Frees every idle buffer now.

@@ -229,6 +229,21 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
     assert_eq!(e.budget().idle_bytes(), kept);
     drop_idle_buffers();
     assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, 0));
+    // Expiry frees only what has been idle longer than the keep time (the reaper thread runs
+    // this every quarter of a minute with a minute's keep).
+    e.prove_partition(request(&pce, &params, 4, Backend::Cuda(0))).unwrap();
+    e.budget().expire_idle(std::time::Duration::from_secs(3600));
+    assert_eq!(e.budget().idle_bytes(), kept);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    e.budget().expire_idle(std::time::Duration::ZERO);
+    assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, 0));
+    assert!(
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .any(|name| name.trim() == "cuzk-idle-reape"),
+        "the reaper thread runs (comm holds 15 bytes)"
+    );
 }
 
 /// A request waiting for its turn to hold a, b, c is cancelled: it returns
