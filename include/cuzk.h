@@ -859,9 +859,11 @@ cuzk_status cuzk_params_generate(const struct cuzk_circuit *circuit,
                                  struct cuzk_error *err);
 
 /**
- * Drops the process-wide cache's reference to this handle's file, so the
- * parameters are freed once every handle to them is freed too. The handle
- * itself stays valid (free it with `cuzk_params_free`).
+ * Drops the process-wide cache's reference to this handle's parameters (the
+ * instance the handle holds, even if its file was renamed, replaced or
+ * deleted since), so they are freed once every handle to them is freed too;
+ * a later load of the file reads it afresh. The handle itself stays valid
+ * (free it with `cuzk_params_free`).
  *
  * Thread-safety: safe from many threads at once.
  */

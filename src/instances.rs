@@ -75,6 +75,24 @@ impl<K: Eq + Hash + Clone, V: Send + Sync + 'static> Instances<K, V> {
         was_loaded
     }
 
+    /// Drops this map's reference to `value`, under whatever key it is; false if it is not
+    /// (or no longer) this map's. Unlike [`Instances::remove`], it cannot drop another value
+    /// that took the same key since.
+    pub fn remove_value(&self, value: &Arc<V>) -> bool {
+        let removed = {
+            let mut cells = self.cells();
+            let key = cells
+                .iter()
+                .find(|(_, c)| c.get().is_some_and(|e| Arc::ptr_eq(&e.value, value)))
+                .map(|(k, _)| k.clone());
+            key.and_then(|k| cells.remove(&k))
+        };
+        let was_loaded = removed.is_some();
+        drop(removed);
+        mem::sweep();
+        was_loaded
+    }
+
     /// The keys with a loaded value.
     pub fn loaded(&self) -> Vec<K> {
         self.cells().iter().filter(|(_, c)| c.get().is_some()).map(|(k, _)| k.clone()).collect()

@@ -149,6 +149,13 @@ fn srs_is_loaded_once_and_accounted() {
     drop((p1, p2));
     assert_eq!(mem::owner_bytes(Owner::Srs), srs0);
     assert!(matches!(srs::load(&dir.join("missing.params"), false, true), Err(cuzk::Error::Io(_))));
+    // Unloading by instance: a file renamed after the load (its path no longer resolves, so
+    // unloading by path finds nothing) still unloads what was loaded, once.
+    let p3 = srs::load(&path, false, true).unwrap();
+    std::fs::rename(&path, dir.join("moved.params")).unwrap();
+    assert!(!srs::unload(&path));
+    assert!(srs::unload_instance(&p3));
+    assert!(!srs::unload_instance(&p3), "once");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,7 +1,7 @@
 //! `cuzk_params`: a handle to resident Groth16 parameters (the SRS).
 
 use std::ffi::c_char;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use bellperson::groth16::Parameters;
@@ -29,7 +29,6 @@ pub const CUZK_PARAMS_LOAD_NO_CACHE: u32 = 2;
 /// once; free it exactly once, after its last use, with `cuzk_params_free`.
 pub struct cuzk_params {
     pub(crate) params: Arc<Parameters<Bls12>>,
-    pub(crate) path: PathBuf,
 }
 
 /// `CUZK_FILE_NOT_FOUND` for a missing file, distinct from the other I/O errors.
@@ -46,7 +45,7 @@ fn exists(path: &Path) -> FfiResult<()> {
 pub fn load_params(path: &Path, checked: bool, cache: bool) -> FfiResult<cuzk_params> {
     exists(path)?;
     let params = srs::load(path, checked, cache)?;
-    Ok(cuzk_params { params, path: path.to_path_buf() })
+    Ok(cuzk_params { params })
 }
 
 /// Generates fresh parameters for `circuit` with bellperson's generator,
@@ -135,16 +134,18 @@ pub unsafe extern "C" fn cuzk_params_generate(
     })
 }
 
-/// Drops the process-wide cache's reference to this handle's file, so the
-/// parameters are freed once every handle to them is freed too. The handle
-/// itself stays valid (free it with `cuzk_params_free`).
+/// Drops the process-wide cache's reference to this handle's parameters (the
+/// instance the handle holds, even if its file was renamed, replaced or
+/// deleted since), so they are freed once every handle to them is freed too;
+/// a later load of the file reads it afresh. The handle itself stays valid
+/// (free it with `cuzk_params_free`).
 ///
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_params_unload(params: *const cuzk_params, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         let h = arg_ref(params, "params")?;
-        srs::unload(&h.path);
+        srs::unload_instance(&h.params);
         Ok(())
     })
 }

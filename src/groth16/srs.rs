@@ -56,6 +56,16 @@ pub fn unload(path: &Path) -> bool {
     was_loaded
 }
 
+/// Drops the cache's reference to `params` itself, wherever it was loaded
+/// from (the file may have been renamed, replaced or deleted since); false if
+/// they are not (or no longer) loaded. Their memory and device copies go as
+/// with [`unload`].
+pub fn unload_instance(params: &Arc<Parameters<Bls12>>) -> bool {
+    let was_loaded = PARAMS.remove_value(params);
+    release_unused_device_copies();
+    was_loaded
+}
+
 /// Frees the GPU copies (CUDA backend) of parameter sets whose last `Arc` is
 /// gone (unloaded from this cache, and every handle and proof done with
 /// them). A no-op without the `cuda` feature. Cheap when there is nothing to
