@@ -38,16 +38,10 @@ fn positive(v: &Value, key: &str) -> f64 {
 #[test]
 fn pce_bench_json() {
     let pce = tmp("a.pce");
-    let v = bench(&[
-        "pce-bench",
-        "--circuit",
-        "sha256-chain",
-        "--size",
-        "2^12",
-        "--no-membw",
-        "--save-pce",
-        pce.to_str().unwrap(),
-    ]);
+    let with_pce = |flag: &'static str| {
+        ["pce-bench", "--circuit", "sha256-chain", "--size", "2^12", "--no-membw", flag, pce.to_str().unwrap()]
+    };
+    let v = bench(&with_pce("--save-pce"));
     for k in [
         "constraints",
         "nnz",
@@ -67,34 +61,13 @@ fn pce_bench_json() {
     assert_eq!(v["mismatches"], 0);
     assert!(positive(&v, "bytes_per_nnz") < 9.0);
     // The saved file is used as is; a corrupt one is refused with a non-zero exit.
-    let again = bench(&[
-        "pce-bench",
-        "--circuit",
-        "sha256-chain",
-        "--size",
-        "2^12",
-        "--no-membw",
-        "--load-pce",
-        pce.to_str().unwrap(),
-    ]);
+    let again = bench(&with_pce("--load-pce"));
     assert_eq!(again["validated"], true);
     let mut bytes = std::fs::read(&pce).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x40;
     std::fs::write(&pce, bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cuzk-bench"))
-        .args([
-            "pce-bench",
-            "--circuit",
-            "sha256-chain",
-            "--size",
-            "2^12",
-            "--no-membw",
-            "--load-pce",
-            pce.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk-bench")).args(with_pce("--load-pce")).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad PCE file"), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_file(&pce);
