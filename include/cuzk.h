@@ -42,6 +42,13 @@
 #define CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY 2
 
 /**
+ * Keep no slice of the budget for critical requests (`CUZK_PRIORITY_CRITICAL`):
+ * throughput work may take all of it, and a critical request may then wait for
+ * memory. A flag of `cuzk_engine_config`.
+ */
+#define CUZK_ENGINE_NO_CRITICAL_RESERVE 4
+
+/**
  * Host bytes left free when the budget is derived from the available memory
  * and `cuzk_engine_config::budget_margin` is 0.
  */
@@ -77,6 +84,11 @@
  * Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
  */
 #define CUZK_PROOF_BYTES 192
+
+/**
+ * `cuzk_prove_request::priority` of the latency class: above every throughput level (0..=255).
+ */
+#define CUZK_PRIORITY_CRITICAL 256
 
 /**
  * Capacity of [`cuzk_error::message`], the terminating NUL included.
@@ -354,7 +366,8 @@ struct cuzk_circuit {
  * at creation (`MemAvailable`, or the room under a memory cgroup's limit —
  * a container's — where that is less) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
  * Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
- * `CUZK_IO`: give the budget in bytes.
+ * `CUZK_IO`: give the budget in bytes. Of the budget, 1 GiB (at most an
+ * eighth) is kept for critical requests.
  */
 struct cuzk_engine_config {
   /**
@@ -393,9 +406,18 @@ struct cuzk_engine_config {
    */
   uint32_t _reserved0;
   /**
+   * Bytes of the budget only critical requests (`CUZK_PRIORITY_CRITICAL`)
+   * may take, so that one never waits for memory throughput work holds:
+   * make it at least one critical proof's footprint
+   * (`cuzk_engine_footprint`). 0: 1 GiB, at most an eighth of the budget
+   * (none with `CUZK_ENGINE_NO_CRITICAL_RESERVE`). Above the budget is
+   * `CUZK_INVALID_ARGUMENT`.
+   */
+  uint64_t critical_reserve_bytes;
+  /**
    * Must be zero: room for later fields without breaking the ABI.
    */
-  uint64_t reserved[4];
+  uint64_t reserved[3];
 };
 
 /**
@@ -602,8 +624,12 @@ struct cuzk_prove_request {
    */
   uint32_t skip_verify;
   /**
-   * 0..=255: a request waiting for memory budget is overtaken by any
-   * later one of higher priority (0, the default, is the lowest).
+   * 0..=255: a throughput request; one waiting for memory budget is
+   * overtaken by any later one of higher priority (0, the default, is the
+   * lowest). `CUZK_PRIORITY_CRITICAL`: the latency class (a WinningPoSt),
+   * which overtakes every throughput request and never waits for
+   * throughput work: it takes the engine's critical reserve of the budget,
+   * its express CPU threads and each device's express worker.
    */
   uint32_t priority;
   /**

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use cuzk::circuits::{Family, Statement, Synthetic};
-use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProveOptions, Request};
+use cuzk::engine::{
+    footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
+};
 use cuzk::groth16::Backend;
 use cuzk::pce::extract;
 use cuzk::Error;
@@ -28,6 +30,7 @@ fn engine(budget: u64, workers: usize) -> Engine {
         devices: None,
         workers_per_device: workers,
         budget: BudgetSpec::Bytes(budget),
+        critical_reserve: Some(0),
         ..Default::default()
     })
     .unwrap()
@@ -50,7 +53,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
                         params,
                         statement: &Statement::Synthetic(circuit),
                         opts: ProveOptions { backend: Backend::Cpu, ..Default::default() },
-                        priority: (i % 3) as u8,
+                        priority: Priority::Throughput((i % 3) as u8),
                         cancel: CancelToken::new(),
                         observer: None,
                     })
@@ -78,7 +81,7 @@ fn a_request_larger_than_the_budget_fails_fast() {
         params: &params,
         statement: &Statement::Synthetic(c),
         opts: ProveOptions::default(),
-        priority: 0,
+        priority: Priority::default(),
         cancel: CancelToken::new(),
         observer: None,
     });
@@ -91,7 +94,7 @@ fn cancel_frees_a_queued_reservation() {
     let (c, pce, params) = setup();
     let e = engine(footprint(&pce, Backend::Cpu), 1);
     // Hold the whole budget so the request queues.
-    let held = e.budget().reserve(footprint(&pce, Backend::Cpu), 0, &CancelToken::new()).unwrap();
+    let held = e.budget().reserve(footprint(&pce, Backend::Cpu), Priority::default(), &CancelToken::new()).unwrap();
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
         let h = s.spawn(|| {
@@ -100,7 +103,7 @@ fn cancel_frees_a_queued_reservation() {
                 params: &params,
                 statement: &Statement::Synthetic(c),
                 opts: ProveOptions::default(),
-                priority: 0,
+                priority: Priority::default(),
                 cancel: cancel.clone(),
                 observer: None,
             })
@@ -117,10 +120,10 @@ fn cancel_frees_a_queued_reservation() {
 #[test]
 fn higher_priority_overtakes_queued_requests() {
     let budget = MemoryBudget::new(10);
-    let held = budget.reserve(10, 0, &CancelToken::new()).unwrap();
+    let held = budget.reserve(10, Priority::default(), &CancelToken::new()).unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
     std::thread::scope(|s| {
-        for (name, prio, delay) in [("low", 0u8, 0u64), ("high", 9, 50)] {
+        for (name, prio, delay) in [("low", Priority::Throughput(0), 0u64), ("high", Priority::Throughput(9), 50)] {
             let (budget, order) = (&budget, order.clone());
             s.spawn(move || {
                 std::thread::sleep(Duration::from_millis(delay));
@@ -136,24 +139,76 @@ fn higher_priority_overtakes_queued_requests() {
     assert_eq!(*order.lock().unwrap(), vec!["high", "low"]);
 }
 
+/// A critical request takes the reserve throughput work cannot, overtakes queued throughput
+/// requests, and needs no a/b/c holder slot; throughput work is refused at once when it could
+/// only ever fit by taking the reserve.
+#[test]
+fn critical_requests_have_a_reserve_and_no_slot_to_wait_for() {
+    let budget = MemoryBudget::with_limits(100, 1, 30);
+    let none = CancelToken::new();
+    let throughput = Priority::Throughput(255);
+    assert!(matches!(budget.admit(50, 30, throughput, &none, []), Err(Error::OverBudget(_))));
+    let (held, []) = budget.admit(40, 30, throughput, &none, []).unwrap();
+    let (held_abc, []) = budget.reserve_stage(30, throughput, &none, []).unwrap();
+    assert_eq!(budget.held(), 70);
+    std::thread::scope(|s| {
+        // Throughput work waits: no room outside the reserve, and no holder slot.
+        let waiting = CancelToken::new();
+        let queued = {
+            let (budget, waiting) = (&budget, waiting.clone());
+            s.spawn(move || budget.admit(1, 0, Priority::Throughput(0), &waiting, []).map(|_| ()))
+        };
+        while budget.waiting() == 0 {
+            std::thread::yield_now();
+        }
+        // A critical request goes past it into the reserve, and to its peak stage without a slot.
+        let (w, []) = budget.admit(20, 10, Priority::Critical, &none, []).unwrap();
+        let (abc, []) = budget.reserve_stage(10, Priority::Critical, &none, []).unwrap();
+        assert_eq!(budget.held(), 100);
+        drop((abc, w));
+        waiting.cancel();
+        assert!(matches!(queued.join().unwrap(), Err(Error::Cancelled)));
+    });
+    // A critical request may use the whole budget.
+    drop((held_abc, held));
+    let (all, []) = budget.admit(60, 40, Priority::Critical, &none, []).unwrap();
+    drop(all);
+    assert_eq!(budget.used(), 0);
+}
+
 /// Requests in two stages (admitted with a witness, then a peak stage that
-/// at most two may hold), random sizes, random cancels at either stage: no
-/// deadlock, never over budget, never more than two peak holders.
+/// at most two throughput requests may hold), random sizes, random classes,
+/// random cancels at either stage: no deadlock, never over budget, never more
+/// than two throughput peak holders, throughput never in the critical reserve.
 #[test]
 fn random_cancels_never_deadlock() {
-    let budget = MemoryBudget::with_stage_limit(100, 2);
+    let budget = MemoryBudget::with_limits(100, 2, 30);
     let holders = std::sync::atomic::AtomicUsize::new(0);
+    let throughput_bytes = AtomicU64::new(0);
     let start = Instant::now();
     let mut rng = ChaCha20Rng::seed_from_u64(3);
     use rand::Rng;
     let plans: Vec<(u64, u64, u64, bool, u8)> = (0..200)
         .map(|_| {
-            (rng.gen_range(1..=40), rng.gen_range(0..=30), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..3))
+            (rng.gen_range(1..=40), rng.gen_range(0..=30), rng.gen_range(0..5), rng.gen_bool(0.4), rng.gen_range(0..4))
         })
         .collect();
     std::thread::scope(|s| {
-        for (now, later, hold_ms, cancel_it, prio) in plans {
-            let (budget, holders) = (&budget, &holders);
+        for (now, later, hold_ms, cancel_it, level) in plans {
+            let (budget, holders, throughput_bytes) = (&budget, &holders, &throughput_bytes);
+            let prio = if level == 3 { Priority::Critical } else { Priority::Throughput(level) };
+            // What this request holds while it runs, if it is throughput work.
+            let count = move |bytes: u64| {
+                if !prio.is_critical() {
+                    let was = throughput_bytes.fetch_add(bytes, Ordering::SeqCst);
+                    assert!(was + bytes <= 70, "throughput work took the critical reserve");
+                }
+            };
+            let uncount = move |bytes: u64| {
+                if !prio.is_critical() {
+                    throughput_bytes.fetch_sub(bytes, Ordering::SeqCst);
+                }
+            };
             s.spawn(move || {
                 let token = CancelToken::new();
                 if cancel_it {
@@ -164,14 +219,23 @@ fn random_cancels_never_deadlock() {
                     });
                 }
                 let run = || -> cuzk::Result<()> {
-                    let _witness = budget.admit(now, later, prio, &token, [])?;
+                    let witness = budget.admit(now, later, prio, &token, [])?;
+                    count(now);
                     assert!(budget.used() <= budget.total());
                     std::thread::sleep(Duration::from_millis(hold_ms));
-                    let _abc = budget.reserve_stage(later, prio, &token, [])?;
-                    assert!(holders.fetch_add(1, Ordering::SeqCst) < 2, "at most two peak holders");
+                    let abc = budget.reserve_stage(later, prio, &token, []);
+                    let abc = abc.inspect_err(|_| uncount(now))?;
+                    count(later);
+                    if !prio.is_critical() {
+                        assert!(holders.fetch_add(1, Ordering::SeqCst) < 2, "at most two throughput peak holders");
+                    }
                     assert!(budget.used() <= budget.total());
                     std::thread::sleep(Duration::from_millis(hold_ms));
-                    holders.fetch_sub(1, Ordering::SeqCst);
+                    if !prio.is_critical() {
+                        holders.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    uncount(now + later);
+                    drop((abc, witness));
                     Ok(())
                 };
                 match run() {

@@ -167,7 +167,7 @@ fn srs_is_loaded_once_and_accounted() {
 #[test]
 fn engine_proofs_give_memory_back() {
     use cuzk::circuits::{Family, Statement, Synthetic};
-    use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, ProveOptions, Request};
+    use cuzk::engine::{footprint, BudgetSpec, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
     use cuzk::groth16::Backend;
     let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let circuit = |seed| Synthetic::new(Family::Sha256Chain, 1 << 18, seed);
@@ -189,7 +189,7 @@ fn engine_proofs_give_memory_back() {
             params: &params,
             statement: &Statement::Synthetic(circuit(seed)),
             opts,
-            priority: 0,
+            priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: None,
         })

@@ -20,7 +20,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuzk::circuits::porep::{self, PorepC1, PorepSize};
 use cuzk::circuits::{Circuit, Statement};
-use cuzk::engine::{self, CancelToken, Engine, EngineConfig, ProveOptions, Request};
+use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
@@ -54,7 +54,7 @@ fn prove(pce: &Pce, params: &Parameters<Bls12>, opts: ProveOptions) -> cuzk::Res
         params,
         statement: &statement,
         opts: ProveOptions { backend: Backend::Cpu, ..opts },
-        priority: 0,
+        priority: Priority::default(),
         cancel: CancelToken::new(),
         observer: None,
     })?;

@@ -11,8 +11,28 @@ use super::CancelToken;
 use crate::mem::Tracked;
 use crate::{Error, Result};
 
-/// How urgently a proof is needed: higher values overtake queued lower ones.
-pub type Priority = u8;
+/// How urgently a proof is needed. Throughput requests queue by level (a higher one overtakes
+/// queued lower ones, then arrival order). `Critical` is the latency class (a WinningPoSt): it
+/// overtakes every throughput request, and never waits for throughput work — a slice of the
+/// budget is kept for it, its a, b, c need no holder slot, and the engine gives it its own CPU
+/// threads and an express worker on every device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    Throughput(u8),
+    Critical,
+}
+
+impl Priority {
+    pub fn is_critical(self) -> bool {
+        self == Priority::Critical
+    }
+}
+
+impl Default for Priority {
+    fn default() -> Self {
+        Priority::Throughput(0)
+    }
+}
 
 #[derive(Default)]
 struct State {
@@ -23,7 +43,7 @@ struct State {
     waiting: Vec<(Priority, u64)>,
     /// Admitted requests waiting for their peak stage: (priority, ticket, bytes).
     stage_waiting: Vec<(Priority, u64, u64)>,
-    /// Requests in their peak stage now.
+    /// Throughput requests in their peak stage now (critical ones need no slot).
     stage_holders: usize,
     next_ticket: u64,
     /// Buffers of finished proofs kept for the next ones (counted in `used`,
@@ -130,10 +150,14 @@ fn start_reaper() {
 /// what it holds throughout (its witness) and room for its peak stage (a, b,
 /// c), which it reserves later, when at most `stage_limit` proofs may hold
 /// theirs: so J proofs need `J·now + min(J, limit)·later` bytes, not
-/// `J·(now + later)`. The budget also keeps the buffers of finished proofs
-/// for the next ones (no fresh pages to fault in per proof), inside its total.
+/// `J·(now + later)`. Throughput requests leave a critical reserve free, so a
+/// critical request that fits in it never waits for them. The budget also
+/// keeps the buffers of finished proofs for the next ones (no fresh pages to
+/// fault in per proof), inside its total.
 pub struct MemoryBudget {
     total: u64,
+    /// Bytes throughput requests leave free for critical ones.
+    critical_reserve: u64,
     stage_limit: usize,
     state: Mutex<State>,
     freed: Condvar,
@@ -143,16 +167,23 @@ pub struct MemoryBudget {
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 impl MemoryBudget {
-    /// A budget whose peak stage any number of requests may hold at once.
+    /// A budget whose peak stage any number of requests may hold at once, with nothing kept
+    /// for critical requests.
     pub fn new(total: u64) -> Arc<MemoryBudget> {
-        Self::with_stage_limit(total, usize::MAX)
+        Self::with_limits(total, usize::MAX, 0)
     }
 
-    /// A budget that lets at most `limit` requests (at least one) hold their
-    /// peak stage at once.
-    pub fn with_stage_limit(total: u64, limit: usize) -> Arc<MemoryBudget> {
-        let b =
-            Arc::new(MemoryBudget { total, stage_limit: limit.max(1), state: Mutex::default(), freed: Condvar::new() });
+    /// A budget that lets at most `limit` throughput requests (at least one) hold their peak
+    /// stage at once, and keeps `critical_reserve` bytes of `total` (at most all of it) that
+    /// only critical requests may take.
+    pub fn with_limits(total: u64, limit: usize, critical_reserve: u64) -> Arc<MemoryBudget> {
+        let b = Arc::new(MemoryBudget {
+            total,
+            critical_reserve: critical_reserve.min(total),
+            stage_limit: limit.max(1),
+            state: Mutex::default(),
+            freed: Condvar::new(),
+        });
         let mut all = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
         all.retain(|w| w.strong_count() > 0);
         all.push(Arc::downgrade(&b));
@@ -163,6 +194,20 @@ impl MemoryBudget {
 
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// The bytes kept for critical requests.
+    pub fn critical_reserve(&self) -> u64 {
+        self.critical_reserve
+    }
+
+    /// The most bytes requests of `priority`'s class may hold together with everything else.
+    fn cap(&self, priority: Priority) -> u64 {
+        if priority.is_critical() {
+            self.total
+        } else {
+            self.total - self.critical_reserve
+        }
     }
 
     /// How many requests may hold their peak stage at once.
@@ -211,8 +256,9 @@ impl MemoryBudget {
     /// in its peak stage ([`MemoryBudget::reserve_stage`]): waits until
     /// `now + later` fit and it is first in line (by priority, then arrival),
     /// then reserves `now`. Leaving room for `later` is what guarantees that
-    /// some admitted request can always enter its peak stage. Fails at once if
-    /// `now + later` exceed the whole budget; fails with `Cancelled` (holding
+    /// some admitted request can always enter its peak stage. Throughput
+    /// requests fit only outside the critical reserve. Fails at once if
+    /// `now + later` exceed what its class may ever hold; fails with `Cancelled` (holding
     /// nothing) if `cancel` fires while waiting. With the reservation come
     /// kept buffers for the lengths in `reuse`, as [`MemoryBudget::give_idle`]
     /// left them (empty vectors where none of that capacity is kept); the
@@ -226,8 +272,17 @@ impl MemoryBudget {
         reuse: [usize; N],
     ) -> Result<(Reservation, [Vec<Scalar>; N])> {
         let need = now.saturating_add(later);
-        if need > self.total {
-            return Err(Error::OverBudget(format!("a proof needs {need} bytes, the whole budget is {}", self.total)));
+        let cap = self.cap(priority);
+        if need > cap {
+            let reserve = if cap < self.total {
+                format!(" less the {} kept for critical requests", self.critical_reserve)
+            } else {
+                String::new()
+            };
+            return Err(Error::OverBudget(format!(
+                "a proof needs {need} bytes, the budget is {}{reserve}",
+                self.total
+            )));
         }
         let mut st = self.lock();
         let ticket = st.ticket();
@@ -237,7 +292,7 @@ impl MemoryBudget {
             st,
             cancel,
             |st, freed| {
-                let go = st.head() == Some((priority, ticket)) && st.held() + need <= self.total;
+                let go = st.head() == Some((priority, ticket)) && st.held() + need <= cap;
                 if go {
                     bufs = st.reuse(reuse);
                     st.make_room(now, self.total, freed);
@@ -251,10 +306,11 @@ impl MemoryBudget {
     }
 
     /// Reserves an admitted request's peak-stage `bytes` (at most the `later`
-    /// it was admitted with) once fewer than `stage_limit` requests hold
-    /// theirs. Among the waiters that fit, the highest priority, then the
-    /// earliest, goes first; the slot is given back when the reservation
-    /// drops. Kept buffers come with it as with [`MemoryBudget::admit`].
+    /// it was admitted with) once fewer than `stage_limit` throughput requests
+    /// hold theirs (a critical request takes no slot). Among the waiters that
+    /// fit, the highest priority, then the earliest, goes first; the slot is
+    /// given back when the reservation drops. Kept buffers come with it as
+    /// with [`MemoryBudget::admit`].
     pub fn reserve_stage<const N: usize>(
         self: &Arc<Self>,
         bytes: u64,
@@ -265,30 +321,31 @@ impl MemoryBudget {
         let mut st = self.lock();
         let ticket = st.ticket();
         st.stage_waiting.push((priority, ticket, bytes));
+        let slot = !priority.is_critical();
         let mut bufs = [(); N].map(|_| Vec::new());
         self.wait(
             st,
             cancel,
             |st, freed| {
-                let room = self.total - st.held();
+                let held = st.held();
                 let first = st
                     .stage_waiting
                     .iter()
-                    .filter(|w| w.2 <= room)
+                    .filter(|w| held + w.2 <= self.cap(w.0))
                     .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
                     .map(|w| w.1);
-                let go = st.stage_holders < self.stage_limit && first == Some(ticket);
+                let go = (!slot || st.stage_holders < self.stage_limit) && first == Some(ticket);
                 if go {
                     bufs = st.reuse(reuse);
                     st.make_room(bytes, self.total, freed);
                     st.used += bytes;
-                    st.stage_holders += 1;
+                    st.stage_holders += usize::from(slot);
                 }
                 go
             },
             |st| st.stage_waiting.retain(|w| w.1 != ticket),
         )?;
-        Ok((Reservation { budget: self.clone(), bytes, stage: true }, bufs))
+        Ok((Reservation { budget: self.clone(), bytes, stage: slot }, bufs))
     }
 
     /// The waiting loop both kinds of reservation share: `take` reserves
@@ -383,7 +440,7 @@ impl MemoryBudget {
 pub struct Reservation {
     budget: Arc<MemoryBudget>,
     bytes: u64,
-    /// A peak-stage reservation: its drop also frees a stage slot.
+    /// A throughput peak-stage reservation: its drop also frees a stage slot.
     stage: bool,
 }
 

@@ -1,6 +1,6 @@
 //! How an engine is made: its threads, devices, workers and memory budget.
 
-use crate::Result;
+use crate::{Error, Result};
 
 /// The host memory the engine may use for in-flight proofs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,29 @@ pub struct EngineConfig {
     /// most [`super::max_threads`]).
     pub workers_per_device: usize,
     pub budget: BudgetSpec,
+    /// Bytes of the budget only critical requests may take (`None`: [`default_critical_reserve`]
+    /// of the budget; `Some(0)`: none). Enough for one critical proof's footprint means a
+    /// critical request never waits for memory that throughput work holds.
+    pub critical_reserve: Option<u64>,
+}
+
+/// The critical reserve an engine keeps by default: 1 GiB (a 32 GiB WinningPoSt's footprint is
+/// a few hundred MB), at most an eighth of the budget.
+pub fn default_critical_reserve(budget: u64) -> u64 {
+    (1u64 << 30).min(budget / 8)
+}
+
+impl EngineConfig {
+    /// The critical reserve out of a budget of `total` bytes.
+    pub(super) fn critical_reserve_bytes(&self, total: u64) -> Result<u64> {
+        match self.critical_reserve {
+            None => Ok(default_critical_reserve(total)),
+            Some(r) if r > total => {
+                Err(Error::InvalidInput(format!("a critical reserve of {r} bytes is above the budget of {total}")))
+            }
+            Some(r) => Ok(r),
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -47,6 +70,7 @@ impl Default for EngineConfig {
             devices: None,
             workers_per_device: 1,
             budget: BudgetSpec::Available { margin: 4 << 30 },
+            critical_reserve: None,
         }
     }
 }

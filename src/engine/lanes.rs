@@ -1,5 +1,7 @@
 //! The devices' backend-stage workers: a request takes a worker of its device, or with `Auto`
-//! of whichever healthy device frees one first; per-device counters for the stats.
+//! of whichever healthy device frees one first; per-device counters for the stats. Each device
+//! also has one express worker that only critical requests take, so their backend stage starts
+//! at once even while every other worker runs a long partition.
 
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -15,6 +17,8 @@ const FAILURES_TO_SIDELINE: u32 = 3;
 #[derive(Default)]
 struct Lane {
     free: usize,
+    /// The express worker is taken.
+    express_taken: bool,
     proofs: u64,
     failures: u64,
     failures_in_a_row: u32,
@@ -27,14 +31,46 @@ impl Lane {
     fn healthy(&self) -> bool {
         self.failures_in_a_row < FAILURES_TO_SIDELINE
     }
+
+    /// Workers running a backend stage now, the express one included.
+    fn in_use(&self, workers: usize) -> usize {
+        workers - self.free + usize::from(self.express_taken)
+    }
+
+    /// Takes a worker (the express one only when `express`), starting the busy clock when it
+    /// is the first in use.
+    fn take(&mut self, workers: usize, express: bool) {
+        if self.in_use(workers) == 0 {
+            self.busy_since = Some(Instant::now());
+        }
+        if express {
+            self.express_taken = true;
+        } else {
+            self.free -= 1;
+        }
+    }
+
+    fn give_back(&mut self, workers: usize, express: bool) {
+        if express {
+            self.express_taken = false;
+        } else {
+            self.free += 1;
+        }
+        if self.in_use(workers) == 0 {
+            if let Some(t) = self.busy_since.take() {
+                self.busy += t.elapsed().as_secs_f64();
+            }
+        }
+    }
 }
 
 /// What one of the engine's devices has done so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceStats {
     pub backend: Backend,
+    /// Throughput workers (each device also has one express worker for critical requests).
     pub workers: usize,
-    /// Workers running a backend stage now.
+    /// Workers running a backend stage now, the express one included.
     pub in_use: usize,
     /// Backend stages that succeeded / failed.
     pub proofs: u64,
@@ -64,6 +100,7 @@ pub(super) struct Lanes {
 pub(super) struct Worker<'a> {
     lanes: &'a Lanes,
     index: usize,
+    express: bool,
 }
 
 impl Lanes {
@@ -87,8 +124,16 @@ impl Lanes {
     }
 
     /// Waits for a worker of the wanted device, or with `Auto` of whichever
-    /// healthy device (other than `avoid`) has one free first.
-    pub(super) fn acquire(&self, want: Backend, avoid: Option<Backend>, cancel: &CancelToken) -> Result<Worker<'_>> {
+    /// healthy device (other than `avoid`) has one free first. A `critical`
+    /// request takes a free throughput worker if there is one, else the
+    /// device's express worker.
+    pub(super) fn acquire(
+        &self,
+        want: Backend,
+        avoid: Option<Backend>,
+        critical: bool,
+        cancel: &CancelToken,
+    ) -> Result<Worker<'_>> {
         let allowed: Vec<usize> = match want {
             Backend::Auto => (0..self.backends.len()).filter(|&i| Some(self.backends[i]) != avoid).collect(),
             b => vec![self.index_of(b)?],
@@ -102,15 +147,17 @@ impl Lanes {
                 return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
             }
             // Most free workers first; ties go to the first listed.
-            if let Some(i) =
-                usable.into_iter().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free))
-            {
-                let lane = &mut st[i];
-                lane.free -= 1;
-                if lane.free + 1 == self.workers {
-                    lane.busy_since = Some(Instant::now());
-                }
-                return Ok(Worker { lanes: self, index: i });
+            let free =
+                usable.iter().copied().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free));
+            let express = || usable.iter().copied().find(|&i| !st[i].express_taken);
+            let taken = match free {
+                Some(i) => Some((i, false)),
+                None if critical => express().map(|i| (i, true)),
+                None => None,
+            };
+            if let Some((index, express)) = taken {
+                st[index].take(self.workers, express);
+                return Ok(Worker { lanes: self, index, express });
             }
             st = self.freed.wait_timeout(st, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
         }
@@ -152,7 +199,7 @@ impl Lanes {
                 DeviceStats {
                     backend,
                     workers: self.workers,
-                    in_use: self.workers - lane.free,
+                    in_use: lane.in_use(self.workers),
                     proofs: lane.proofs,
                     failures: lane.failures,
                     busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
@@ -177,15 +224,7 @@ impl Worker<'_> {
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        let mut st = self.lanes.lock();
-        let lane = &mut st[self.index];
-        lane.free += 1;
-        if lane.free == self.lanes.workers {
-            if let Some(t) = lane.busy_since.take() {
-                lane.busy += t.elapsed().as_secs_f64();
-            }
-        }
-        drop(st);
+        self.lanes.lock()[self.index].give_back(self.lanes.workers, self.express);
         self.lanes.freed.notify_all();
     }
 }

@@ -75,6 +75,10 @@ pub struct Engine {
     /// would hold a proof's SpMV — and the GPU waiting for its a, b, c — for
     /// the whole witness.
     spmv: rayon::ThreadPool,
+    /// Critical requests' witnesses, SpMVs and CPU backend stages: one thread per core at the
+    /// engine creator's priority, so they neither queue behind throughput jobs nor share the
+    /// cores evenly with the (reniced) synthesis threads.
+    express: rayon::ThreadPool,
     lanes: Lanes,
     stage: Box<BackendStage>,
 }
@@ -123,21 +127,24 @@ impl Engine {
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
         crate::mem::unmap_large_frees();
-        let nice = cfg.synthesis_nice;
-        let pool = |name: &'static str| {
+        let pool = |name: &'static str, threads: usize, nice: i32| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(cfg.synthesis_threads)
+                .num_threads(threads)
                 .thread_name(move |i| format!("cuzk-{name}-{i}"))
                 .start_handler(move |_| renice_this_thread(nice))
                 .build()
                 .map_err(|e| Error::InvalidInput(format!("{name} pool: {e}")))
         };
-        let (witness, spmv) = (pool("witness")?, pool("spmv")?);
+        let (threads, nice) = (cfg.synthesis_threads, cfg.synthesis_nice);
+        let (witness, spmv, express) =
+            (pool("witness", threads, nice)?, pool("spmv", threads, nice)?, pool("express", 0, 0)?);
         let abc_holders = ABC_HOLDERS_PER_DEVICE * backends.len();
+        let total = cfg.budget.bytes()?;
         Ok(Engine {
-            budget: MemoryBudget::with_stage_limit(cfg.budget.bytes()?, abc_holders),
+            budget: MemoryBudget::with_limits(total, abc_holders, cfg.critical_reserve_bytes(total)?),
             witness,
             spmv,
+            express,
             lanes: Lanes::new(backends, cfg.workers_per_device.max(1))?,
             stage,
         })
@@ -188,7 +195,8 @@ impl Engine {
     /// Proves one partition; safe to call from many threads at once. Waits for
     /// budget (by priority), makes the witness, waits for its turn to hold a,
     /// b, c, evaluates them, then waits for a worker of the named device — or,
-    /// with `Auto`, of whichever healthy device frees one first.
+    /// with `Auto`, of whichever healthy device frees one first. A critical
+    /// partition does all of it on the express threads and workers.
     /// A cancel while waiting (or between stages) returns `Cancelled` and
     /// frees the reservation. An `Auto` request whose device fails is retried
     /// once on another one.
@@ -203,13 +211,16 @@ impl Engine {
             Backend::Auto => self.kind(),
             b => self.lanes.backends[self.lanes.index_of(b)?],
         };
+        let critical = priority.is_critical();
+        let (witness_pool, spmv_pool) =
+            if critical { (&self.express, &self.express) } else { (&self.witness, &self.spmv) };
         let start = Instant::now();
         let abc_bytes = abc_part(pce, kind);
         let (mut reservation, [aux]) =
             self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let into = WitnessBuffer::reusing(pce.num_inputs, pce.num_aux, aux);
-        let w = self.witness.install(|| circuit.witness(into))?;
+        let w = witness_pool.install(|| circuit.witness(into))?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
@@ -234,7 +245,7 @@ impl Engine {
                 b.reserve_exact(rows);
                 b
             });
-            let mut abc = self.spmv.install(|| -> Result<_> {
+            let mut abc = spmv_pool.install(|| -> Result<_> {
                 let abc = evaluate_into(pce, &w, bufs)?;
                 check_satisfied(&abc)?;
                 Ok(abc)
@@ -246,11 +257,13 @@ impl Engine {
             let tracked = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
             abc.hold(Lease { budget: self.budget.clone(), part, _tracked: tracked });
             let wait = Instant::now();
-            let worker = self.lanes.acquire(backend, failed, &cancel)?;
+            let worker = self.lanes.acquire(backend, failed, critical, &cancel)?;
             t.queued += seconds_since(wait);
             notify(Stage::Backend);
             let device = worker.backend();
-            let outcome = (self.stage)(device, pce, &w, abc, params, r, s);
+            let stage = || (self.stage)(device, pce, &w, abc, params, r, s);
+            // A critical stage's host work (its CPU MSMs and NTTs) runs on the express threads too.
+            let outcome = if critical { self.express.install(stage) } else { stage() };
             self.lanes.record(worker.index(), &outcome);
             drop(worker);
             t.backend = Some(device);

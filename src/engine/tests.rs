@@ -30,13 +30,20 @@ struct FakeGpus {
     calls: Mutex<Vec<Backend>>,
     buffers: Mutex<Vec<Vec<usize>>>,
     hold: AtomicBool,
+    /// With `hold`: how many calls, the first ones, it holds (0: every one).
+    holding: std::sync::atomic::AtomicUsize,
 }
 
 /// The backend stage the engine gets: proves on the CPU under the device's name.
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
     Box::new(move |backend, pce, w, abc, params, r, s| {
-        gpus.calls.lock().unwrap().push(backend);
-        while gpus.hold.load(Ordering::SeqCst) {
+        let call = {
+            let mut calls = gpus.calls.lock().unwrap();
+            calls.push(backend);
+            calls.len()
+        };
+        let holding = gpus.holding.load(Ordering::SeqCst);
+        while gpus.hold.load(Ordering::SeqCst) && (holding == 0 || call <= holding) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let Backend::Cuda(id) = backend else { panic!("the double only plays GPUs") };
@@ -91,6 +98,7 @@ fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
         synthesis_threads: 2,
         workers_per_device: 1,
         budget: BudgetSpec::Bytes(budget),
+        critical_reserve: Some(0),
         ..Default::default()
     };
     let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), stage(gpus.clone())).unwrap();
@@ -107,7 +115,7 @@ fn request<'a>(pce: &'a Pce, params: &'a Parameters<Bls12>, seed: u64, backend: 
         circuit,
         backend,
         randomness: None,
-        priority: 0,
+        priority: Priority::default(),
         cancel: CancelToken::new(),
         observer: None,
     }
@@ -143,6 +151,46 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
     assert_eq!(stats.iter().map(|d| d.proofs).sum::<u64>(), 7);
     assert!(stats.iter().all(|d| d.proofs >= 1), "{stats:?}");
     assert!(stats.iter().all(|d| d.busy_seconds > 0.0 && d.in_use == 0 && d.healthy));
+}
+
+/// Throughput work holds every worker of every device, and more waits for them: a critical
+/// request still goes through at once, on a device's express worker, and the rest still finish.
+#[test]
+fn a_critical_request_does_not_wait_for_busy_workers() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 2, 1 << 30);
+    gpus.holding.store(2, Ordering::SeqCst);
+    gpus.hold.store(true, Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let background = spawn_proofs(s, &e, &pce, &params, 10..14);
+        let t0 = std::time::Instant::now();
+        while e.device_stats().iter().map(|d| d.in_use).sum::<usize>() < 2 {
+            assert!(t0.elapsed().as_secs() < 60, "the background never filled the workers");
+            std::thread::yield_now();
+        }
+        let critical = s.spawn(|| {
+            let mut r = request(&pce, &params, 99, Backend::Auto);
+            r.priority = Priority::Critical;
+            e.prove_partition(r)
+        });
+        while !critical.is_finished() {
+            assert!(t0.elapsed().as_secs() < 60, "the critical request waited for throughput work");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        critical.join().unwrap().expect("verified");
+        assert!(gpus.hold.load(Ordering::SeqCst), "done while both devices are still held");
+        assert_eq!(gpus.calls.lock().unwrap().len(), 3, "the queued throughput proofs still wait");
+        gpus.hold.store(false, Ordering::SeqCst);
+        for h in background {
+            h.join().unwrap().expect("verified");
+        }
+    });
+    let stats = e.device_stats();
+    assert_eq!(stats.iter().map(|d| d.proofs).sum::<u64>(), 5);
+    assert!(stats.iter().all(|d| d.in_use == 0));
+    assert_eq!(e.budget().held(), 0);
 }
 
 #[test]
@@ -220,7 +268,7 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
     let at = gpus.buffers.lock().unwrap().clone();
     assert_eq!(at[0], at[1], "the second proof ran in the first one's buffers");
     assert_eq!(e.budget().peak_used(), fp);
-    let all = e.budget().reserve(fp, 0, &CancelToken::new()).expect("kept buffers give way");
+    let all = e.budget().reserve(fp, Priority::default(), &CancelToken::new()).expect("kept buffers give way");
     assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, fp));
     drop(all);
     assert_eq!(e.budget().used(), 0);
@@ -374,7 +422,7 @@ fn synthesis_threads_yield_to_the_backend() {
             circuit: NiceProbe(circuit, seen.clone()),
             backend: Backend::Auto,
             randomness: None,
-            priority: 0,
+            priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: None,
         })
@@ -408,7 +456,7 @@ fn several_request<'a>(
     opts: ProveOptions,
     cancel: CancelToken,
 ) -> Request<'a, Several> {
-    Request { pce, params, statement: several, opts, priority: 0, cancel, observer: None }
+    Request { pce, params, statement: several, opts, priority: Priority::default(), cancel, observer: None }
 }
 
 /// Every partition of a request runs at once (each with its own reservation), the proofs come

@@ -21,6 +21,11 @@ pub const CUZK_ENGINE_CPU_ONLY: u32 = 1;
 /// `cuzk_engine_config`.
 pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 
+/// Keep no slice of the budget for critical requests (`CUZK_PRIORITY_CRITICAL`):
+/// throughput work may take all of it, and a critical request may then wait for
+/// memory. A flag of `cuzk_engine_config`.
+pub const CUZK_ENGINE_NO_CRITICAL_RESERVE: u32 = 4;
+
 /// Host bytes left free when the budget is derived from the available memory
 /// and `cuzk_engine_config::budget_margin` is 0.
 pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
@@ -33,7 +38,8 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 /// at creation (`MemAvailable`, or the room under a memory cgroup's limit —
 /// a container's — where that is less) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
 /// Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
-/// `CUZK_IO`: give the budget in bytes.
+/// `CUZK_IO`: give the budget in bytes. Of the budget, 1 GiB (at most an
+/// eighth) is kept for critical requests.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cuzk_engine_config {
@@ -58,8 +64,15 @@ pub struct cuzk_engine_config {
     pub flags: u32,
     /// Must be zero.
     pub _reserved0: u32,
+    /// Bytes of the budget only critical requests (`CUZK_PRIORITY_CRITICAL`)
+    /// may take, so that one never waits for memory throughput work holds:
+    /// make it at least one critical proof's footprint
+    /// (`cuzk_engine_footprint`). 0: 1 GiB, at most an eighth of the budget
+    /// (none with `CUZK_ENGINE_NO_CRITICAL_RESERVE`). Above the budget is
+    /// `CUZK_INVALID_ARGUMENT`.
+    pub critical_reserve_bytes: u64,
     /// Must be zero: room for later fields without breaking the ABI.
-    pub reserved: [u64; 4],
+    pub reserved: [u64; 3],
 }
 
 /// An engine (opaque): pools of synthesis threads, per-device backend
@@ -130,7 +143,8 @@ impl cuzk_engine_config {
         if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
         }
-        if self.flags & !(CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY) != 0 {
+        let known = CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY | CUZK_ENGINE_NO_CRITICAL_RESERVE;
+        if self.flags & !known != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown engine flags {:#x}", self.flags)));
         }
         let ids = super::boundary::arg_slice(self.devices, self.num_devices, "config.devices")?;
@@ -150,12 +164,24 @@ impl cuzk_engine_config {
             },
             b => BudgetSpec::Bytes(b),
         };
+        let critical_reserve = match (self.flags & CUZK_ENGINE_NO_CRITICAL_RESERVE != 0, self.critical_reserve_bytes) {
+            (false, 0) => None,
+            (false, r) => Some(r),
+            (true, 0) => Some(0),
+            (true, _) => {
+                return Err(Failure::new(
+                    CUZK_INVALID_ARGUMENT,
+                    "CUZK_ENGINE_NO_CRITICAL_RESERVE with critical_reserve_bytes set",
+                ))
+            }
+        };
         Ok(EngineConfig {
             synthesis_threads: self.synthesis_threads as usize,
             synthesis_nice: if self.flags & CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY != 0 { 0 } else { SYNTHESIS_NICE },
             devices,
             workers_per_device: self.workers_per_device.max(1) as usize,
             budget,
+            critical_reserve,
         })
     }
 }

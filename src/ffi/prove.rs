@@ -10,13 +10,16 @@ use super::params::cuzk_params;
 use super::pce::cuzk_pce;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Circuit, Statement};
-use crate::engine::{self, CancelToken, Engine, ProveOptions, Timings};
+use crate::engine::{self, CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::gpu;
 use crate::groth16::Backend;
 
 /// Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
 pub const CUZK_PROOF_BYTES: usize = 192;
 const _: () = assert!(CUZK_PROOF_BYTES == crate::groth16::PROOF_BYTES);
+
+/// `cuzk_prove_request::priority` of the latency class: above every throughput level (0..=255).
+pub const CUZK_PRIORITY_CRITICAL: u32 = 256;
 
 /// Where a proof runs (values of `cuzk_prove_request::backend`).
 #[repr(u32)]
@@ -54,8 +57,12 @@ pub struct cuzk_prove_request {
     pub device: u32,
     /// Non-zero skips the verification every proof gets by default.
     pub skip_verify: u32,
-    /// 0..=255: a request waiting for memory budget is overtaken by any
-    /// later one of higher priority (0, the default, is the lowest).
+    /// 0..=255: a throughput request; one waiting for memory budget is
+    /// overtaken by any later one of higher priority (0, the default, is the
+    /// lowest). `CUZK_PRIORITY_CRITICAL`: the latency class (a WinningPoSt),
+    /// which overtakes every throughput request and never waits for
+    /// throughput work: it takes the engine's critical reserve of the budget,
+    /// its express CPU threads and each device's express worker.
     pub priority: u32,
     /// Must be zero: room for later fields without breaking the ABI.
     pub reserved: [u64; 4],
@@ -125,7 +132,7 @@ pub struct Request<'a> {
     pub input: &'a [u8],
     pub backend: Backend,
     pub verify: bool,
-    pub priority: u8,
+    pub priority: Priority,
 }
 
 impl<'a> Request<'a> {
@@ -137,9 +144,17 @@ impl<'a> Request<'a> {
         if r.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "request.reserved fields must be zero"));
         }
-        let priority = u8::try_from(r.priority).map_err(|_| {
-            Failure::new(CUZK_INVALID_ARGUMENT, format!("request.priority {} is above 255", r.priority))
-        })?;
+        let priority = match r.priority {
+            CUZK_PRIORITY_CRITICAL => Priority::Critical,
+            p => Priority::Throughput(u8::try_from(p).map_err(|_| {
+                Failure::new(
+                    CUZK_INVALID_ARGUMENT,
+                    format!(
+                        "request.priority {p} is neither 0..=255 nor CUZK_PRIORITY_CRITICAL ({CUZK_PRIORITY_CRITICAL})"
+                    ),
+                )
+            })?),
+        };
         let backend = match r.backend {
             0 => Backend::Auto,
             1 => Backend::Cpu,

@@ -286,7 +286,8 @@ fn engine_config(budget_bytes: u64) -> cuzk_engine_config {
         budget_margin: 0,
         flags: CUZK_ENGINE_CPU_ONLY,
         _reserved0: 0,
-        reserved: [0; 4],
+        critical_reserve_bytes: 0,
+        reserved: [0; 3],
     }
 }
 
@@ -317,9 +318,16 @@ fn engines_budgets_and_cancels() {
         assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_INVALID_ARGUMENT, "CPU only with devices");
         bad.flags = 0;
         assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_NO_SUCH_DEVICE);
+        let mut bad = engine_config(1 << 30);
+        bad.critical_reserve_bytes = (1 << 30) + 1;
+        assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_INVALID_ARGUMENT, "reserve above the budget");
+        bad.critical_reserve_bytes = 1;
+        bad.flags |= CUZK_ENGINE_NO_CRITICAL_RESERVE;
+        assert_eq!(cuzk_engine_new(&bad, &mut eng, &mut *e), CUZK_INVALID_ARGUMENT, "a reserve and none");
         assert!(eng.is_null());
 
-        // A budget of exactly one footprint: one proof at a time.
+        // A budget of exactly one footprint, none of it kept for critical requests: one proof at
+        // a time.
         let mut probe: *mut cuzk_engine = null_mut();
         let mut cfg = engine_config(1 << 30);
         cfg.flags |= CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY;
@@ -330,7 +338,9 @@ fn engines_budgets_and_cancels() {
         assert_eq!(cuzk_engine_predicted_peak(probe, a, 3, &mut peak, &mut *e), CUZK_OK);
         assert!(peak >= 3 * fp, "{peak} < 3 × {fp}");
         cuzk_engine_free(probe);
-        assert_eq!(cuzk_engine_new(&engine_config(fp), &mut eng, &mut *e), CUZK_OK);
+        let mut one = engine_config(fp);
+        one.flags |= CUZK_ENGINE_NO_CRITICAL_RESERVE;
+        assert_eq!(cuzk_engine_new(&one, &mut eng, &mut *e), CUZK_OK);
         let mut n = 0usize;
         assert_eq!(cuzk_engine_devices(eng, null_mut(), 0, &mut n, &mut *e), CUZK_OK);
         assert_eq!(n, 1);
@@ -395,14 +405,37 @@ fn engines_budgets_and_cancels() {
         assert_eq!(cuzk_engine_devices(eng, &mut d, 1, &mut n, &mut *e), CUZK_OK);
         assert_eq!((d.backend, d.proofs, d.failures, d.healthy), (cuzk_backend::CUZK_BACKEND_CPU as u32, 1, 0, 1));
         assert!(d.busy_seconds > 0.0);
-        // Priorities are 0..=255.
+        // Priorities are 0..=255 and CUZK_PRIORITY_CRITICAL.
         let mut r = request(c, 1);
         r.backend = cuzk_backend::CUZK_BACKEND_AUTO as u32;
-        r.priority = 256;
+        r.priority = CUZK_PRIORITY_CRITICAL + 1;
         assert_eq!(
             cuzk_prove(eng, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
             CUZK_INVALID_ARGUMENT
         );
+        r.priority = CUZK_PRIORITY_CRITICAL;
+        assert_eq!(
+            cuzk_prove(eng, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_OK,
+            "{}",
+            message(&e)
+        );
+        // Throughput work is refused where it could only fit by taking the critical reserve (a
+        // default one: an eighth of this budget); critical work is not.
+        let mut reserved: *mut cuzk_engine = null_mut();
+        assert_eq!(cuzk_engine_new(&engine_config(fp), &mut reserved, &mut *e), CUZK_OK);
+        r.priority = 255;
+        assert_eq!(
+            cuzk_prove(reserved, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_OVER_BUDGET
+        );
+        assert!(message(&e).contains("kept for critical requests"), "{}", message(&e));
+        r.priority = CUZK_PRIORITY_CRITICAL;
+        assert_eq!(
+            cuzk_prove(reserved, a, p, &r, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_OK
+        );
+        cuzk_engine_free(reserved);
         assert_eq!(cuzk_cancel_trigger(null(), &mut *e), CUZK_NULL_ARGUMENT);
         cuzk_cancel_free(cancel);
         cuzk_cancel_free(null_mut());

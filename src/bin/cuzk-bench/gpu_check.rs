@@ -5,7 +5,7 @@
 use blstrs::Scalar;
 use clap::Args;
 use cuzk::circuits::{Circuit, Family};
-use cuzk::engine::{CancelToken, Engine, ProveOptions, Request, Timings};
+use cuzk::engine::{CancelToken, Engine, Priority, ProveOptions, Request, Timings};
 use cuzk::gpu;
 use cuzk::groth16::{dummy_params, Backend};
 use cuzk::pce::Pce;
@@ -48,7 +48,7 @@ fn prove(
         params,
         statement: &statement,
         opts: opts.clone(),
-        priority: 0,
+        priority: Priority::default(),
         cancel: CancelToken::new(),
         observer: None,
     })?;

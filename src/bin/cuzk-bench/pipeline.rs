@@ -12,7 +12,8 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
 use cuzk::engine::{
-    footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, ProveOptions, Request, SYNTHESIS_NICE,
+    footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
+    SYNTHESIS_NICE,
 };
 use cuzk::groth16::Backend;
 use cuzk::groth16::ProveTimings;
@@ -396,6 +397,8 @@ fn new_phase(
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend.resolve()?)),
+        // Exactly J throughput footprints: no critical requests here.
+        critical_reserve: Some(0),
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
@@ -406,7 +409,7 @@ fn new_phase(
             params,
             statement: &warm,
             opts: ProveOptions { backend: device, verify: true, randomness: None },
-            priority: 0,
+            priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: None,
         })?;
@@ -440,7 +443,7 @@ fn new_phase(
             params,
             statement: &statement,
             opts: ProveOptions { backend, verify: true, randomness: None },
-            priority: 0,
+            priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: Some(&observe),
         });

@@ -9,7 +9,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use clap::Args;
 use cuzk::circuits::{Circuit, Kind, Statement};
-use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, ProveOptions, Request, Timings};
+use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request, Timings};
 use cuzk::groth16::{dummy_params, read_params, Backend};
 use cuzk::pce::Pce;
 use cuzk::reference::ReferenceCs;
@@ -121,7 +121,7 @@ pub fn run(o: Opts) -> Result<()> {
                 params: &params,
                 statement: &statement,
                 opts: opts.clone(),
-                priority: 0,
+                priority: Priority::default(),
                 cancel: CancelToken::new(),
                 observer: None,
             })
