@@ -261,6 +261,13 @@ type EngineConfig struct {
 	BudgetBytes uint64
 	// BudgetMargin is left free when BudgetBytes is 0 (0: 4 GiB).
 	BudgetMargin uint64
+	// CriticalReserveBytes of the budget only critical requests may take, so
+	// that one never waits for memory throughput work holds: at least one
+	// critical proof's footprint (Engine.Footprint). 0: 1 GiB, at most an
+	// eighth of the budget.
+	CriticalReserveBytes uint64
+	// NoCriticalReserve keeps none (CriticalReserveBytes must then be 0).
+	NoCriticalReserve bool
 }
 
 // Engine runs many proofs at once inside a memory budget: synthesis on a CPU
@@ -281,6 +288,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	c := ccuzk.EngineConfig{
 		SynthesisThreads: cfg.SynthesisThreads, WorkersPerDevice: cfg.WorkersPerDevice,
 		Devices: cfg.Devices, BudgetBytes: cfg.BudgetBytes, BudgetMargin: cfg.BudgetMargin,
+		CriticalReserveBytes: cfg.CriticalReserveBytes,
+	}
+	if cfg.NoCriticalReserve {
+		c.Flags |= ccuzk.EngineNoCriticalReserve
 	}
 	if cfg.CPUOnly {
 		c.Flags |= ccuzk.EngineCPUOnly
@@ -384,9 +395,14 @@ type Request struct {
 	Backend Backend
 	// SkipVerify turns off the verification every proof gets by default.
 	SkipVerify bool
-	// Priority: a request waiting for memory budget is overtaken by later
-	// ones of higher priority.
+	// Priority orders throughput requests: one waiting for memory budget is
+	// overtaken by later ones of higher priority.
 	Priority uint8
+	// Critical puts the request in the latency class (a WinningPoSt): it
+	// overtakes every throughput request whatever its Priority and never
+	// waits for throughput work (the engine's critical reserve of the budget,
+	// its express CPU threads, an express worker on each device).
+	Critical bool
 }
 
 func (r *Request) circuit() Circuit {
@@ -397,10 +413,14 @@ func (r *Request) circuit() Circuit {
 }
 
 func (r *Request) c() ccuzk.Request {
+	priority := uint32(r.Priority)
+	if r.Critical {
+		priority = ccuzk.PriorityCritical
+	}
 	return ccuzk.Request{
 		Circuit: r.circuit().c(), Seed: r.Seed, Input: r.Input,
 		Backend: r.Backend.kind, Device: r.Backend.device, SkipVerify: r.SkipVerify,
-		Priority: uint32(r.Priority),
+		Priority: priority,
 	}
 }
 

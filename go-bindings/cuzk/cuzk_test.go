@@ -280,8 +280,12 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 		t.Fatalf("device 9: %v", err)
 	}
 
-	// Budget for two proofs; eight goroutines; one request cancelled by its context.
-	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 2, SynthesisFullPriority: true, BudgetBytes: 2 * fp})
+	// Budget for two throughput proofs and a critical one; eight goroutines; one
+	// critical request among them; one request cancelled by its context.
+	if _, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 3 * fp, CriticalReserveBytes: fp, NoCriticalReserve: true}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a reserve and none: %v", err)
+	}
+	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 2, SynthesisFullPriority: true, BudgetBytes: 3 * fp, CriticalReserveBytes: fp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +296,7 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e, Seed: uint64(40 + i), Priority: uint8(i % 2)})
+			_, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e, Seed: uint64(40 + i), Priority: uint8(i % 2), Critical: i == 7})
 			errs <- err
 		}(i)
 	}
@@ -324,8 +328,8 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 		}
 	}
 	st, err := e.Stats()
-	if err != nil || st.BudgetPeak > 2*fp || st.BudgetUsed != 0 || st.Waiting != 0 {
-		t.Fatalf("stats %+v (budget 2 × %d): %v", st, fp, err)
+	if err != nil || st.BudgetPeak > 3*fp || st.BudgetUsed != 0 || st.Waiting != 0 {
+		t.Fatalf("stats %+v (budget 3 × %d): %v", st, fp, err)
 	}
 	devs, err := e.Devices()
 	if err != nil || len(devs) != 1 || devs[0].Backend != ccuzk.BackendCPU || devs[0].Proofs != 8 || devs[0].BusySeconds <= 0 {

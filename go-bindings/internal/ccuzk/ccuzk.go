@@ -86,6 +86,7 @@ type EngineConfig struct {
 	Devices                            []uint32
 	BudgetBytes, BudgetMargin          uint64
 	Flags                              uint32
+	CriticalReserveBytes               uint64
 }
 
 // EngineStats mirrors struct cuzk_engine_stats.
@@ -134,6 +135,8 @@ const (
 	PceLoadSkipChecksums        = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
 	EngineCPUOnly               = uint32(C.CUZK_ENGINE_CPU_ONLY)
 	EngineSynthesisFullPriority = uint32(C.CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY)
+	EngineNoCriticalReserve     = uint32(C.CUZK_ENGINE_NO_CRITICAL_RESERVE)
+	PriorityCritical            = uint32(C.CUZK_PRIORITY_CRITICAL)
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
 	Version                     = C.CUZK_VERSION
@@ -308,6 +311,7 @@ func EngineNew(c EngineConfig) (Engine, Status, string) {
 	cfg.budget_bytes = C.uint64_t(c.BudgetBytes)
 	cfg.budget_margin = C.uint64_t(c.BudgetMargin)
 	cfg.flags = C.uint32_t(c.Flags)
+	cfg.critical_reserve_bytes = C.uint64_t(c.CriticalReserveBytes)
 	if len(c.Devices) > 0 {
 		// C memory: the config struct must not hold a Go pointer.
 		ids := (*C.uint32_t)(C.malloc(C.size_t(len(c.Devices)) * C.size_t(unsafe.Sizeof(C.uint32_t(0)))))
