@@ -262,8 +262,13 @@ impl Engine {
             notify(Stage::Backend);
             let device = worker.backend();
             let stage = || (self.stage)(device, pce, &w, abc, params, r, s);
-            // A critical stage's host work (its CPU MSMs and NTTs) runs on the express threads too.
-            let outcome = if critical { self.express.install(stage) } else { stage() };
+            // The CPU backend's MSMs and NTTs run on the pool they are called from: a critical
+            // stage's on the express threads, a throughput one's at the synthesis threads' nice.
+            let outcome = match (critical, device) {
+                (true, _) => self.express.install(stage),
+                (false, Backend::Cpu) => self.spmv.install(stage),
+                (false, _) => stage(),
+            };
             self.lanes.record(worker.index(), &outcome);
             drop(worker);
             t.backend = Some(device);

@@ -5,6 +5,7 @@ mod c1;
 mod extract;
 mod gpu_check;
 mod gpu_scaling;
+mod latency;
 mod logcap;
 mod params;
 mod pce_bench;
@@ -80,6 +81,8 @@ enum Command {
     GpuCheck(gpu_check::Opts),
     /// The backend stage alone on one GPU, then on several at once (device machine).
     GpuScaling(gpu_scaling::Opts),
+    /// Critical (WinningPoSt-sized) proofs' latency under a throughput load, and what they cost it.
+    Latency(latency::Opts),
     /// Writes a .params file (real, or --dummy for timing only).
     Params(params::Opts),
     /// Extracts a circuit's PCE, saves it and loads it back (e.g. porep-32g).
@@ -104,6 +107,7 @@ fn main() {
         Command::PcePipeline(o) => pipeline::run(o),
         Command::GpuCheck(o) => gpu_check::run(o),
         Command::GpuScaling(o) => gpu_scaling::run(o),
+        Command::Latency(o) => latency::run(o),
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),
         Command::PceFile(o) => pce_bench::run_file(o),
