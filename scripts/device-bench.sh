@@ -17,6 +17,9 @@
 #   bash scripts/device-bench.sh params     # parameter loading: ours vs bellperson's read vs supraseal-c2's
 #                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy)
 #   bash scripts/device-bench.sh params-big # the same at 2^26 (~35 GB: decode only, no cache, no bellperson)
+#   bash scripts/device-bench.sh latency    # critical 2^19 proofs (the WinningPoSt size) every 3 s under
+#                                       # 8 pipelines of mimc-chain 2^24 on GPU 0 (also sent as throughput)
+#   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
 # another cuzk-bench to run (e.g. an older commit's, for an A/B in one call);
@@ -50,6 +53,12 @@ params-big)
   run timeout 300 $B params --circuit sha256-chain --size 2^26 --dummy --out $P/d26.params
   run timeout 120 $B params --load $P/d26.params --no-cache --no-bellperson --json "$OUT/load-d26.json"
   run timeout 240 $PB/peer-bench-supraseal --constraints 2^26 --params $P/d26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
+  ;;
+latency)
+  run timeout 560 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^24 -j ${J:-8} -n 20 --interval 3 --workers 2 --backend cuda:0 --as-throughput --json "$OUT/latency-2p24.json"
+  ;;
+latency-big)
+  run timeout 580 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j ${J:-8} -n 20 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26.json"
   ;;
 ours)
   run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu::

@@ -8,7 +8,7 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
-use cuzk::groth16::{self, dummy_params, Backend};
+use cuzk::groth16::{self, dummy_params, Backend, Urgency};
 use cuzk::pce::{check_satisfied, evaluate, extract};
 use cuzk::witness::Witness;
 use cuzk::Error;
@@ -97,7 +97,7 @@ fn random_proofs_verify() {
         let w = Witness::generate(c.clone()).unwrap();
         let abc = evaluate(&pce, &w).unwrap();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (proof, _) = groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s).unwrap();
+        let (proof, _) = groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)).unwrap();
         let inputs = c.public_inputs();
         groth16::verify(&params.vk, &proof, &inputs).expect("valid proof verifies");
         let mut wrong = inputs.clone();
@@ -123,7 +123,10 @@ fn bad_inputs_are_errors() {
     let params = dummy_params(&other, 1);
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
-    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::ParamsMismatch(_))));
+    assert!(matches!(
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        Err(Error::ParamsMismatch(_))
+    ));
     // An unsatisfied witness.
     let bad = Traps { corrupt: true, ..c };
     let wb = Witness::generate(bad).unwrap();
@@ -136,7 +139,10 @@ fn bad_inputs_are_errors() {
     // A truncated abc.
     let mut abc = evaluate(&pce, &w).unwrap();
     abc.c.pop();
-    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        Err(Error::InvalidInput(_))
+    ));
 }
 
 #[test]
@@ -148,7 +154,10 @@ fn identity_delta_is_refused() {
     let w = Witness::generate(c).unwrap();
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
-    assert!(matches!(groth16::prove(Backend::Cpu, &pce, &w, abc, &params, r, s), Err(Error::IdentityDelta)));
+    assert!(matches!(
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        Err(Error::IdentityDelta)
+    ));
 }
 
 #[test]

@@ -14,7 +14,7 @@ use super::config::{renice_this_thread, EngineConfig};
 use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
 use super::lanes::{DeviceStats, Lanes};
 use super::{CancelToken, Timings};
-use crate::groth16::{self, Backend, ProveTimings};
+use crate::groth16::{self, Backend, ProveTimings, Urgency};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
 use crate::witness::{Witness, WitnessBuffer, WitnessSource};
@@ -22,7 +22,15 @@ use crate::{gpu, Error, Result};
 
 /// The backend stage (H and the MSMs) on one device: [`groth16::prove`]. The engine's seam:
 /// tests put a double here to stand in for several GPUs, and to make one fail.
-pub(crate) type BackendStage = dyn Fn(Backend, &Pce, &Witness, Abc, &Parameters<Bls12>, Scalar, Scalar) -> Result<(Proof<Bls12>, ProveTimings)>
+pub(crate) type BackendStage = dyn Fn(
+        Backend,
+        Urgency,
+        &Pce,
+        &Witness,
+        Abc,
+        &Parameters<Bls12>,
+        (Scalar, Scalar),
+    ) -> Result<(Proof<Bls12>, ProveTimings)>
     + Send
     + Sync;
 
@@ -261,7 +269,8 @@ impl Engine {
             t.queued += seconds_since(wait);
             notify(Stage::Backend);
             let device = worker.backend();
-            let stage = || (self.stage)(device, pce, &w, abc, params, r, s);
+            let urgency = if critical { Urgency::Critical } else { Urgency::Throughput };
+            let stage = || (self.stage)(device, urgency, pce, &w, abc, params, (r, s));
             // The CPU backend's MSMs and NTTs run on the pool they are called from: a critical
             // stage's on the express threads, a throughput one's at the synthesis threads' nice.
             let outcome = match (critical, device) {

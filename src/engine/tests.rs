@@ -14,7 +14,7 @@ use super::pipeline::{BackendStage, Partition};
 use super::request::Partitions;
 use super::*;
 use crate::circuits::{Family, Synthetic};
-use crate::groth16::Backend;
+use crate::groth16::{Backend, Urgency};
 use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
 use crate::Error;
@@ -36,7 +36,7 @@ struct FakeGpus {
 
 /// The backend stage the engine gets: proves on the CPU under the device's name.
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
-    Box::new(move |backend, pce, w, abc, params, r, s| {
+    Box::new(move |backend, _, pce, w, abc, params, (r, s)| {
         let call = {
             let mut calls = gpus.calls.lock().unwrap();
             calls.push(backend);
@@ -59,7 +59,7 @@ fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
         let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
         abc.release();
         gpus.used_around_abc.lock().unwrap().push((before, budget.held()));
-        crate::groth16::prove(Backend::Cpu, pce, w, copy, params, r, s)
+        crate::groth16::prove(Backend::Cpu, Urgency::Throughput, pce, w, copy, params, (r, s))
     })
 }
 
@@ -489,7 +489,9 @@ fn partitions_are_proven_at_once_in_order() {
     for (k, proof) in proofs.iter().enumerate() {
         let w = Witness::generate(several.instance(k).unwrap()).unwrap();
         let abc = crate::pce::evaluate(&pce, &w).unwrap();
-        let (alone, _) = crate::groth16::prove(Backend::Cpu, &pce, &w, abc, &params, rs[k].0, rs[k].1).unwrap();
+        let (alone, _) =
+            crate::groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (rs[k].0, rs[k].1))
+                .unwrap();
         assert_eq!(*proof, alone, "partition {k}");
     }
     assert!(t.verify > 0.0 && t.total > 0.0);

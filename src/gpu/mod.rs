@@ -1,5 +1,6 @@
 //! The layer under the CUDA backend. In every build: the device queries
-//! ([`device_count`], [`device_memory`], [`check_device`]). With the `cuda`
+//! ([`device_count`], [`device_memory`], [`check_device`]) and the devices' turns ([`Turn`]:
+//! critical stages first). With the `cuda`
 //! feature: device discovery and safe wrappers over the `cuda/` entry points
 //! (sppark 0.1.16 MSM and NTT), on plain slices of `blstrs` scalars and
 //! points. Knows nothing of proofs or parameters.
@@ -33,6 +34,7 @@ mod scalars;
 mod stub;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
+mod turns;
 
 #[cfg(feature = "cuda")]
 pub use device::{device_count, device_info, device_memory, devices, DeviceInfo};
@@ -46,6 +48,7 @@ pub use ntt::{compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
 pub use scalars::{DeviceScalars, Scalars};
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, device_memory};
+pub use turns::{Turn, Urgency, MAX_YIELD};
 
 use crate::Error;
 

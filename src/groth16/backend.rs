@@ -5,9 +5,10 @@ use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
 
 use super::{assemble, check_shape, timed, ProveTimings};
+use crate::gpu::{self, Urgency};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;
-use crate::{gpu, Error, Result};
+use crate::{Error, Result};
 
 /// Where the H computation and the MSMs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,24 +47,26 @@ impl Backend {
     }
 }
 
-/// Proves on a resolved `backend` with the randomisers r and s; `abc` is consumed (it dies as
+/// Proves on a resolved `backend` with the randomisers (r, s); `abc` is consumed (it dies as
 /// soon as H no longer needs it). Byte-identical to `bellperson::groth16::create_proof` with the
-/// same r and s, on every backend.
+/// same r and s, on every backend. On a GPU, a throughput stage lets critical stages on its
+/// device go first at each step ([`gpu::Turn`]).
+#[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
 pub fn prove(
     backend: Backend,
+    urgency: Urgency,
     pce: &Pce,
     w: &Witness,
     abc: Abc,
     params: &Parameters<Bls12>,
-    r: Scalar,
-    s: Scalar,
+    (r, s): (Scalar, Scalar),
 ) -> Result<(Proof<Bls12>, ProveTimings)> {
     check_inputs(pce, w, &abc, params)?;
     let mut t = ProveTimings::default();
     let parts = match backend {
         Backend::Cpu => super::cpu::proof_parts(pce, w, abc, params, &mut t)?,
         #[cfg(feature = "cuda")]
-        Backend::Cuda(device) => super::cuda::proof_parts(device, pce, w, abc, params, &mut t)?,
+        Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, pce, w, abc, params, &mut t)?,
         #[cfg(not(feature = "cuda"))]
         Backend::Cuda(device) => {
             // Without `cuda` there is no device: this is the error saying so.

@@ -14,7 +14,7 @@ use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use super::msm::{msm_g1, msm_g2};
 use super::{select, timed, ProofParts, ProveTimings};
-use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars};
+use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars, Urgency};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;
@@ -143,14 +143,19 @@ fn device_msm_g2(
 /// pays for each one) are selected and multiplied on the host, since a GPU
 /// MSM costs milliseconds whatever its size (launches, then its final sums
 /// on the host) and three of them per proof held the device for nothing.
+/// A throughput stage lets critical stages on the device go first before each
+/// step (H, each MSM: [`gpu::Turn`]).
 pub fn proof_parts(
     device: u32,
+    urgency: Urgency,
     pce: &Pce,
     w: &Witness,
     abc: Abc,
     params: &Parameters<Bls12>,
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
+    let turn = gpu::Turn::begin(device as usize, urgency);
+    turn.step();
     let placed = placement(device, pce, params)?;
     let lg = pce.domain_size().trailing_zeros();
 
@@ -162,6 +167,7 @@ pub fn proof_parts(
     // The aux upload (host copies into the pinned staging, DMA) runs beside
     // the H MSM, which keeps the GPU busy and the host idle.
     let mut aux_upload = 0.0;
+    turn.step();
     let (h, aux) = timed(&mut t.msm_h, || {
         std::thread::scope(|sc| {
             let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(device as usize, &w.aux)));
@@ -177,11 +183,13 @@ pub fn proof_parts(
     drop(h_coeffs);
 
     let na = w.aux.len();
+    turn.step();
     let l = timed(&mut t.msm_l, || device_msm_g1(device, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
 
     let d = &pce.density;
     let ni = pce.num_inputs;
     let (mut select_a, mut select_b) = (0.0, 0.0);
+    turn.step();
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
         Ok(msm_g1(&params.a[..ni], &w.inputs)
@@ -189,6 +197,7 @@ pub fn proof_parts(
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
+    turn.step();
     let (b_aux, b_g1) = timed(&mut t.msm_b_g1, || -> Result<_> {
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
@@ -199,6 +208,7 @@ pub fn proof_parts(
     t.gpu.select = select_a + select_b;
     drop(aux);
     let nb = nbi + b_aux.len();
+    turn.step();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
         Ok(msm_g2(&params.b_g2[..nbi], &b_inputs)
             + device_msm_g2(device, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
@@ -230,10 +240,31 @@ mod tests {
         let params = super::super::dummy_params(&pce, 7);
         let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
-        let one =
-            || super::super::prove(Backend::Cuda(0), &pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
+        let one = || {
+            super::super::prove(
+                Backend::Cuda(0),
+                Urgency::Throughput,
+                &pce,
+                &w,
+                evaluate(&pce, &w).unwrap(),
+                &params,
+                (r, s),
+            )
+            .unwrap()
+            .0
+        };
         let want = one();
-        let cpu = super::super::prove(Backend::Cpu, &pce, &w, evaluate(&pce, &w).unwrap(), &params, r, s).unwrap().0;
+        let cpu = super::super::prove(
+            Backend::Cpu,
+            Urgency::Throughput,
+            &pce,
+            &w,
+            evaluate(&pce, &w).unwrap(),
+            &params,
+            (r, s),
+        )
+        .unwrap()
+        .0;
         assert!(want == cpu, "GPU proof differs from the CPU backend's");
         let got: Vec<Proof<Bls12>> = std::thread::scope(|sc| {
             let threads: Vec<_> = (0..4).map(|_| sc.spawn(|| (0..3).map(|_| one()).collect::<Vec<_>>())).collect();
@@ -298,9 +329,16 @@ mod tests {
         );
         for i in 0..3 {
             let abc = evaluate(&pce, &w).unwrap();
-            let (_, t) =
-                super::super::prove(Backend::Cuda(0), &pce, &w, abc, &params, Scalar::from(11u64), Scalar::from(13u64))
-                    .unwrap();
+            let (_, t) = super::super::prove(
+                Backend::Cuda(0),
+                Urgency::Throughput,
+                &pce,
+                &w,
+                abc,
+                &params,
+                (Scalar::from(11u64), Scalar::from(13u64)),
+            )
+            .unwrap();
             println!("proof {i}: total {:.3} s {t:?}", t.total());
         }
     }

@@ -14,7 +14,7 @@ use blstrs::Scalar;
 use clap::Args;
 use cuzk::gpu;
 use cuzk::groth16::Backend;
-use cuzk::groth16::{dummy_params, ProveTimings};
+use cuzk::groth16::{dummy_params, ProveTimings, Urgency};
 use cuzk::pce::{evaluate, extract, Abc};
 use cuzk::witness::{WitnessBuffer, WitnessSource};
 use serde_json::json;
@@ -99,7 +99,7 @@ pub fn run(o: Opts) -> Result<()> {
     let abc = evaluate(&pce, &w)?;
     let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
     let prove = |device: u32, abc: Abc| -> Result<ProveTimings> {
-        Ok(cuzk::groth16::prove(Backend::Cuda(device), &pce, &w, abc, &params, r, s)?.1)
+        Ok(cuzk::groth16::prove(Backend::Cuda(device), Urgency::Throughput, &pce, &w, abc, &params, (r, s))?.1)
     };
     // Warm every device (context, SRS upload, pools) before measuring.
     for &d in &o.devices {

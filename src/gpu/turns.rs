@@ -1,0 +1,105 @@
+//! Turns on a device. A critical backend stage (a WinningPoSt) holds a [`Turn`] for its whole
+//! length; a throughput stage on the same device waits at its next step boundary (H, each
+//! MSM) while one does, for at most [`MAX_YIELD`] per step, so the critical stage's kernels do
+//! not queue behind a long partition's and the partition still makes progress. Process-wide:
+//! the stages of every engine on a device share its turns. Pure Rust, in every build.
+
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a backend stage shares its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// Steps wait while a critical stage runs on the device.
+    Throughput,
+    /// Never waits for throughput stages' steps; they wait for it.
+    Critical,
+}
+
+/// The longest a throughput step waits for critical stages (a flood of them must not stop a
+/// partition for good).
+pub const MAX_YIELD: Duration = Duration::from_secs(1);
+
+/// Critical stages running, per device id.
+static RUNNING: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static ENDED: Condvar = Condvar::new();
+
+fn running() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A backend stage's place on device `device`; a critical one's ends when it drops.
+pub struct Turn {
+    device: usize,
+    urgency: Urgency,
+}
+
+impl Turn {
+    /// Starts a stage on `device`.
+    pub fn begin(device: usize, urgency: Urgency) -> Turn {
+        if urgency == Urgency::Critical {
+            let mut r = running();
+            if r.len() <= device {
+                r.resize(device + 1, 0);
+            }
+            r[device] += 1;
+        }
+        Turn { device, urgency }
+    }
+
+    /// Before each step: a throughput stage waits while a critical stage runs on its device (at
+    /// most [`MAX_YIELD`]); a critical one goes on.
+    pub fn step(&self) {
+        if self.urgency == Urgency::Critical {
+            return;
+        }
+        let start = Instant::now();
+        let mut r = running();
+        while r.get(self.device).is_some_and(|&n| n > 0) {
+            let Some(left) = MAX_YIELD.checked_sub(start.elapsed()) else { return };
+            r = ENDED.wait_timeout(r, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.urgency == Urgency::Critical {
+            running()[self.device] -= 1;
+            ENDED.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A throughput step waits for the critical stage on its device, not for one on another
+    /// device, and not for longer than `MAX_YIELD`.
+    #[test]
+    fn throughput_steps_wait_for_critical_stages_on_their_device() {
+        // Device ids no other test uses.
+        let (mine, other) = (901, 902);
+        let critical = Turn::begin(mine, Urgency::Critical);
+        let start = Instant::now();
+        Turn::begin(other, Urgency::Throughput).step();
+        Turn::begin(mine, Urgency::Critical).step();
+        assert!(start.elapsed() < MAX_YIELD / 2, "nothing to wait for");
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let t = Instant::now();
+                Turn::begin(mine, Urgency::Throughput).step();
+                t.elapsed()
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            drop(critical);
+            let waited = waiter.join().unwrap();
+            assert!(waited >= Duration::from_millis(150) && waited < MAX_YIELD, "{waited:?}");
+        });
+        let _flood = Turn::begin(mine, Urgency::Critical);
+        let t = Instant::now();
+        Turn::begin(mine, Urgency::Throughput).step();
+        assert!(t.elapsed() >= MAX_YIELD, "a step waits at most MAX_YIELD, but that long");
+    }
+}
