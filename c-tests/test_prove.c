@@ -103,6 +103,20 @@ int main(void) {
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 192, &len, NULL, &err), &err);
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, proof2, 192, NULL, NULL, &err), &err);
 
+  /* --- Misaligned pointers: refused before any work, nothing written. */
+  _Alignas(16) unsigned char scratch[sizeof(struct cuzk_timings) + 16];
+  uint8_t untouched[CUZK_PROOF_BYTES];
+  memset(untouched, 0xab, sizeof untouched);
+  len = 7;
+  struct cuzk_timings *odd_timings = (struct cuzk_timings *)(void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, &len, odd_timings, &err), &err);
+  EXPECT(strstr(err.message, "timings") != NULL);
+  size_t *odd_len = (size_t *)(void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, odd_len, NULL, &err), &err);
+  const struct cuzk_cancel *odd_cancel = (const struct cuzk_cancel *)(const void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, odd_cancel, untouched, sizeof untouched, &len, NULL, &err), &err);
+  EXPECT(len == 7 && untouched[0] == 0xab && untouched[CUZK_PROOF_BYTES - 1] == 0xab);
+
   /* --- Verification failures. */
   struct cuzk_prove_request other_seed = request_for(circuit, 8);
   EXPECT_STATUS(CUZK_VERIFICATION_FAILED, cuzk_verify(params, &other_seed, proof, sizeof proof, &err), &err);

@@ -951,6 +951,10 @@ void cuzk_pce_free(struct cuzk_pce *pce);
  * - `timings`: NULL or a caller-owned struct, filled on success.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
  *
+ * Every pointer is checked (NULL where one is required, alignment for its
+ * type) before any work is done or anything is written: a bad one is
+ * `CUZK_NULL_ARGUMENT` or `CUZK_INVALID_ARGUMENT` with the outputs untouched.
+ *
  * The request waits until its memory footprint fits the engine's budget
  * (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
  * engine's CPU pool, then waits for a worker of its device. A PoRep request
