@@ -63,10 +63,25 @@
 #define CUZK_PARAMS_LOAD_NO_CACHE 2
 
 /**
- * Skip the per-section checksums when mapping an existing PCE file (bounds
+ * Skip the per-section checksums when loading an existing PCE file (bounds
  * and structure are still validated). A flag of `cuzk_pce_load`.
  */
 #define CUZK_PCE_LOAD_SKIP_CHECKSUMS 1
+
+/**
+ * Map the PCE file and use it in place instead of reading it into memory. A
+ * flag of `cuzk_pce_load`.
+ *
+ * The pages are then shared with the page cache (and with other processes
+ * mapping the file) and reclaimable under memory pressure; they count as
+ * `pce_mapped_bytes` instead of `pce_bytes`. The hazard: while the PCE is
+ * loaded the file must stay exactly as it was (replace it only by renaming
+ * a new file over it). Truncating it, or an I/O error when a reclaimed page
+ * is read again, raises SIGBUS inside `cuzk_prove`, which kills the host
+ * process; rewriting it in place (`cp other.pce this.pce`) changes the
+ * matrices under the prover after they were validated.
+ */
+#define CUZK_PCE_LOAD_MAP 2
 
 /**
  * Capacity of [`cuzk_pce_info::circuit_id`], the terminating NUL included.
@@ -549,7 +564,9 @@ struct cuzk_pce_info {
    */
   uint64_t bytes;
   /**
-   * Of those, bytes in anonymous memory (0 when mapped from the file).
+   * Of those, bytes in anonymous memory: all of them when read from the
+   * file (the default) or extracted, the dictionary alone when mapped
+   * (`CUZK_PCE_LOAD_MAP`).
    */
   uint64_t heap_bytes;
   /**
@@ -879,13 +896,18 @@ void cuzk_params_free(struct cuzk_params *params);
 
 /**
  * Loads the PCE of a built-in circuit, or, when `path` does not exist yet,
- * extracts it from the circuit, saves it there atomically and maps it.
+ * extracts it from the circuit, saves it there atomically and loads it back.
  * Loading a circuit that is already loaded is cheap and gives a new handle to
- * the same instance (`cuzk_pce_info().instance` is equal).
+ * the same instance (`cuzk_pce_info().instance` is equal); `path` and
+ * `flags` then change nothing.
+ *
+ * By default the file is read into memory: once loaded, the PCE no longer
+ * depends on it, and the file may be rewritten, replaced or removed.
+ * `CUZK_PCE_LOAD_MAP` maps it instead, with the hazard its doc states.
  *
  * - `circuit`: read during the call only.
  * - `path`: NUL-terminated file path, copied; its directory must exist.
- * - `flags`: 0 or `CUZK_PCE_LOAD_SKIP_CHECKSUMS`.
+ * - `flags`: 0, or `CUZK_PCE_LOAD_SKIP_CHECKSUMS` and/or `CUZK_PCE_LOAD_MAP`.
  * - `out`: on success receives a new handle the caller owns and frees with
  *   `cuzk_pce_free`; untouched on failure.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
