@@ -42,6 +42,19 @@
 #define CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY 2
 
 /**
+ * Leave the host process's malloc as it is. Without it, making an engine
+ * (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
+ * whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
+ * 4 MiB and more — the proofs' buffers among them, the host's own too — are
+ * given back to the kernel when freed. With it, glibc keeps adjusting its
+ * threshold and may keep freed proof buffers in its arenas: the budget
+ * cannot count on freed memory being returned, and RSS may exceed
+ * `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
+ * `cuzk_engine_config`.
+ */
+#define CUZK_ENGINE_KEEP_MALLOC 8
+
+/**
  * Host bytes left free when the budget is derived from the available memory
  * and `cuzk_engine_config::budget_margin` is 0.
  */
@@ -714,6 +727,12 @@ cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, stru
 
 /**
  * Creates an engine.
+ *
+ * What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
+ * set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+ * the host's own blocks of that size are then mapped and unmapped too);
+ * its synthesis threads run at nice +10 unless
+ * `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`.
  *
  * - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
  *   during the call only.

@@ -122,7 +122,9 @@ impl Engine {
         }
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
-        crate::mem::unmap_large_frees();
+        if cfg.tune_malloc {
+            crate::mem::unmap_large_frees()
+        }
         let nice = cfg.synthesis_nice;
         let pool = |name: &'static str| {
             rayon::ThreadPoolBuilder::new()

@@ -21,6 +21,17 @@ pub const CUZK_ENGINE_CPU_ONLY: u32 = 1;
 /// `cuzk_engine_config`.
 pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 
+/// Leave the host process's malloc as it is. Without it, making an engine
+/// (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
+/// whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
+/// 4 MiB and more — the proofs' buffers among them, the host's own too — are
+/// given back to the kernel when freed. With it, glibc keeps adjusting its
+/// threshold and may keep freed proof buffers in its arenas: the budget
+/// cannot count on freed memory being returned, and RSS may exceed
+/// `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
+/// `cuzk_engine_config`.
+pub const CUZK_ENGINE_KEEP_MALLOC: u32 = 8;
+
 /// Host bytes left free when the budget is derived from the available memory
 /// and `cuzk_engine_config::budget_margin` is 0.
 pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
@@ -130,7 +141,7 @@ impl cuzk_engine_config {
         if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
         }
-        if self.flags & !(CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY) != 0 {
+        if self.flags & !(CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY | CUZK_ENGINE_KEEP_MALLOC) != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown engine flags {:#x}", self.flags)));
         }
         let ids = super::boundary::arg_slice(self.devices, self.num_devices, "config.devices")?;
@@ -156,6 +167,7 @@ impl cuzk_engine_config {
             devices,
             workers_per_device: self.workers_per_device.max(1) as usize,
             budget,
+            tune_malloc: self.flags & CUZK_ENGINE_KEEP_MALLOC == 0,
         })
     }
 }
@@ -198,6 +210,12 @@ pub(crate) unsafe fn engine_or_default(engine: *const cuzk_engine) -> FfiResult<
 }
 
 /// Creates an engine.
+///
+/// What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
+/// set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+/// the host's own blocks of that size are then mapped and unmapped too);
+/// its synthesis threads run at nice +10 unless
+/// `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`.
 ///
 /// - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
 ///   during the call only.

@@ -396,6 +396,7 @@ fn new_phase(
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend.resolve()?)),
+        ..EngineConfig::default()
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
