@@ -398,7 +398,12 @@ struct cuzk_engine_config {
   uint32_t workers_per_device;
   /**
    * The CUDA device ids to use, `num_devices` of them, borrowed for the
-   * call. `(NULL, 0)`: every device.
+   * call. `(NULL, 0)`: every device. Listing devices does not keep the
+   * others untouched: the first proof on any GPU starts the GPU layer
+   * (sppark's device registry), which makes a CUDA context, with its
+   * streams, on every usable GPU of the process, and the first H
+   * computation puts NTT twiddle tables (about 32 MiB) on each. Hide
+   * GPUs from the process (`CUDA_VISIBLE_DEVICES`) to keep them free.
    */
   const uint32_t *devices;
   size_t num_devices;
@@ -732,7 +737,8 @@ cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, stru
  * set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
  * the host's own blocks of that size are then mapped and unmapped too);
  * its synthesis threads run at nice +10 unless
- * `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`.
+ * `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their
+ * attributes alone: no CUDA context is created here.
  *
  * - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
  *   during the call only.
@@ -768,6 +774,9 @@ cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
  * configured) to the caller's array `out` of `cap` entries: the first
  * `min(cap, devices)` are written and `len` receives the number of devices
  * (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+ * Reading a GPU's free memory needs its CUDA context: this makes the
+ * primary context of each of the engine's own GPUs that has none yet (no
+ * other GPU's), and leaves the calling thread's current device as it was.
  * Thread-safety: safe from many threads at once.
  */
 cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,

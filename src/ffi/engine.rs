@@ -56,7 +56,12 @@ pub struct cuzk_engine_config {
     /// More than 4 per core is `CUZK_INVALID_ARGUMENT`.
     pub workers_per_device: u32,
     /// The CUDA device ids to use, `num_devices` of them, borrowed for the
-    /// call. `(NULL, 0)`: every device.
+    /// call. `(NULL, 0)`: every device. Listing devices does not keep the
+    /// others untouched: the first proof on any GPU starts the GPU layer
+    /// (sppark's device registry), which makes a CUDA context, with its
+    /// streams, on every usable GPU of the process, and the first H
+    /// computation puts NTT twiddle tables (about 32 MiB) on each. Hide
+    /// GPUs from the process (`CUDA_VISIBLE_DEVICES`) to keep them free.
     pub devices: *const u32,
     pub num_devices: usize,
     /// Host bytes the proofs in flight may hold together; 0: the available
@@ -215,7 +220,8 @@ pub(crate) unsafe fn engine_or_default(engine: *const cuzk_engine) -> FfiResult<
 /// set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
 /// the host's own blocks of that size are then mapped and unmapped too);
 /// its synthesis threads run at nice +10 unless
-/// `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`.
+/// `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their
+/// attributes alone: no CUDA context is created here.
 ///
 /// - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
 ///   during the call only.
@@ -285,6 +291,9 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 /// configured) to the caller's array `out` of `cap` entries: the first
 /// `min(cap, devices)` are written and `len` receives the number of devices
 /// (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+/// Reading a GPU's free memory needs its CUDA context: this makes the
+/// primary context of each of the engine's own GPUs that has none yet (no
+/// other GPU's), and leaves the calling thread's current device as it was.
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_devices(
