@@ -132,8 +132,10 @@ const (
 	BackendCPU                  = uint32(C.CUZK_BACKEND_CPU)
 	BackendCUDA                 = uint32(C.CUZK_BACKEND_CUDA)
 	PceLoadSkipChecksums        = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
+	PceLoadMap                  = uint32(C.CUZK_PCE_LOAD_MAP)
 	EngineCPUOnly               = uint32(C.CUZK_ENGINE_CPU_ONLY)
 	EngineSynthesisFullPriority = uint32(C.CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY)
+	EngineKeepMalloc            = uint32(C.CUZK_ENGINE_KEEP_MALLOC)
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
 	Version                     = C.CUZK_VERSION
