@@ -117,6 +117,8 @@ int main(void) {
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, odd_len, NULL, &err), &err);
   const struct cuzk_cancel *odd_cancel = (const struct cuzk_cancel *)(const void *)(scratch + 1);
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, odd_cancel, untouched, sizeof untouched, &len, NULL, &err), &err);
+  const struct cuzk_engine *odd_engine = (const struct cuzk_engine *)(const void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(odd_engine, pce, params, &req, NULL, untouched, sizeof untouched, &len, NULL, &err), &err);
   EXPECT(len == 7 && untouched[0] == 0xab && untouched[CUZK_PROOF_BYTES - 1] == 0xab);
 
   /* --- Verification failures. */

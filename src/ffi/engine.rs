@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::boundary::{arg_out, arg_ref};
+use super::boundary::{arg_opt_out, arg_opt_ref, arg_out, arg_ref};
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
@@ -203,12 +203,10 @@ pub fn default_engine() -> FfiResult<Arc<Engine>> {
     Ok(e)
 }
 
-/// The engine behind a possibly-NULL handle.
-///
-/// # Safety
-/// `engine` is NULL or a live handle.
-pub(crate) unsafe fn engine_or_default(engine: *const cuzk_engine) -> FfiResult<Arc<Engine>> {
-    match engine.as_ref() {
+/// The engine behind a handle, or the default engine for none (a NULL
+/// handle, checked by `arg_opt_ref`).
+pub(crate) fn engine_or_default(engine: Option<&cuzk_engine>) -> FfiResult<Arc<Engine>> {
+    match engine {
         Some(h) => Ok(h.engine.clone()),
         None => default_engine(),
     }
@@ -240,7 +238,7 @@ pub unsafe extern "C" fn cuzk_engine_new(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let cfg = match config.as_ref() {
+        let cfg = match arg_opt_ref(config, "config")? {
             Some(c) => c.to_config()?,
             None => EngineConfig::default(),
         };
@@ -272,7 +270,7 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let e = engine_or_default(engine)?;
+        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
         let b = e.budget();
         let devices = e.device_stats();
         out.write(cuzk_engine_stats {
@@ -305,10 +303,12 @@ pub unsafe extern "C" fn cuzk_engine_devices(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let len = arg_out(len, "len")?;
-        if cap > 0 && out.is_null() {
-            return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0"));
-        }
-        let e = engine_or_default(engine)?;
+        let out = match arg_opt_out(out, "out")? {
+            Some(out) => out,
+            None if cap > 0 => return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0")),
+            None => out,
+        };
+        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
         let devices = e.device_stats();
         for (i, d) in devices.iter().take(cap).enumerate() {
             let (backend, device) = match d.backend {
@@ -347,7 +347,7 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
     ffi_boundary!(err, {
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(engine)?.footprint(&pce.pce));
+        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.footprint(&pce.pce));
         Ok(())
     })
 }
@@ -370,7 +370,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     ffi_boundary!(err, {
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(engine)?.predicted_peak_now(&pce.pce, in_flight as usize));
+        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
     })
 }

@@ -239,6 +239,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let pce = arg_ref(pce, "pce")?;
         let params = arg_ref(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
+        let engine = arg_opt_ref(engine, "engine")?;
         let cancel = arg_opt_ref(cancel, "cancel")?;
         let proof_len = arg_out(proof_len, "proof_len")?;
         let timings = arg_opt_out(timings, "timings")?;
