@@ -763,6 +763,8 @@ void cuzk_engine_free(struct cuzk_engine *engine);
 /**
  * Fills `out` with the engine's budget figures. `engine` NULL: the default
  * engine (made if needed). `out` is caller-owned, written only on success.
+ * It reads the engine's devices as `cuzk_engine_devices` does (their free
+ * memory: a context on each of the engine's own GPUs, no other).
  * Thread-safety: safe from many threads at once.
  */
 cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,

@@ -261,6 +261,8 @@ pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
 
 /// Fills `out` with the engine's budget figures. `engine` NULL: the default
 /// engine (made if needed). `out` is caller-owned, written only on success.
+/// It reads the engine's devices as `cuzk_engine_devices` does (their free
+/// memory: a context on each of the engine's own GPUs, no other).
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_stats(
