@@ -90,6 +90,20 @@ static void test_nulls_and_bad_arguments(void) {
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_mem_stats(NULL, &err), &err);
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_cuda_device_count(NULL, &err), &err);
 
+  /* Misaligned pointers are refused, never dereferenced. */
+  _Alignas(16) unsigned char scratch[sizeof(struct cuzk_engine_config) + 16];
+  memset(scratch, 0, sizeof scratch);
+  const struct cuzk_engine *odd_engine = (const struct cuzk_engine *)(const void *)(scratch + 1);
+  struct cuzk_engine_stats st;
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_stats(odd_engine, &st, &err), &err);
+  EXPECT(strstr(err.message, "engine") != NULL);
+  struct cuzk_engine *engine = NULL;
+  const struct cuzk_engine_config *odd_config = (const struct cuzk_engine_config *)(const void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_new(odd_config, &engine, &err), &err);
+  EXPECT(engine == NULL);
+  struct cuzk_device_stats *odd_stats = (struct cuzk_device_stats *)(void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_devices(NULL, odd_stats, 1, &len, &err), &err);
+
   /* Freeing NULL is a no-op. */
   cuzk_pce_free(NULL);
   cuzk_params_free(NULL);

@@ -1,6 +1,8 @@
 /* The happy path (load PCE, generate/load params, prove, verify, mem stats)
  * and every error path that needs files: missing, truncated, corrupt and
- * foreign files, unknown circuits, short buffers, double loads. */
+ * foreign files, unknown circuits, short buffers and misaligned pointers,
+ * double loads; a PCE read or mapped, and a read one proving on after its
+ * file was truncated and rewritten. */
 #include "common.h"
 
 #include <sys/stat.h>
@@ -103,6 +105,22 @@ int main(void) {
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 192, &len, NULL, &err), &err);
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, proof2, 192, NULL, NULL, &err), &err);
 
+  /* --- Misaligned pointers: refused before any work, nothing written. */
+  _Alignas(16) unsigned char scratch[sizeof(struct cuzk_timings) + 16];
+  uint8_t untouched[CUZK_PROOF_BYTES];
+  memset(untouched, 0xab, sizeof untouched);
+  len = 7;
+  struct cuzk_timings *odd_timings = (struct cuzk_timings *)(void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, &len, odd_timings, &err), &err);
+  EXPECT(strstr(err.message, "timings") != NULL);
+  size_t *odd_len = (size_t *)(void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, odd_len, NULL, &err), &err);
+  const struct cuzk_cancel *odd_cancel = (const struct cuzk_cancel *)(const void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, odd_cancel, untouched, sizeof untouched, &len, NULL, &err), &err);
+  const struct cuzk_engine *odd_engine = (const struct cuzk_engine *)(const void *)(scratch + 1);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(odd_engine, pce, params, &req, NULL, untouched, sizeof untouched, &len, NULL, &err), &err);
+  EXPECT(len == 7 && untouched[0] == 0xab && untouched[CUZK_PROOF_BYTES - 1] == 0xab);
+
   /* --- Verification failures. */
   struct cuzk_prove_request other_seed = request_for(circuit, 8);
   EXPECT_STATUS(CUZK_VERIFICATION_FAILED, cuzk_verify(params, &other_seed, proof, sizeof proof, &err), &err);
@@ -202,13 +220,44 @@ int main(void) {
   EXPECT_STATUS(CUZK_OK, cuzk_pce_unload(q, &err), &err);
   cuzk_pce_free(q);
   q = NULL;
-  /* Reloading from the good file maps it (no heap copy of the matrices). */
+  /* Mapped on request: only the dictionary on the heap, the rest counted as
+   * mapped. */
+  REQUIRE_OK(cuzk_pce_load(&circuit, pce_path, CUZK_PCE_LOAD_MAP, &q, &err), &err);
+  struct cuzk_pce_info mapped;
+  REQUIRE_OK(cuzk_pce_info(q, &mapped, &err), &err);
+  EXPECT(mapped.nnz == a.nnz && mapped.heap_bytes < mapped.bytes);
+  EXPECT_STATUS(CUZK_OK, cuzk_mem_stats(&m, &err), &err);
+  EXPECT(m.pce_mapped_bytes >= mapped.bytes - mapped.heap_bytes);
+  EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, q, params, &fast, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_OK, cuzk_pce_unload(q, &err), &err);
+  cuzk_pce_free(q);
+  q = NULL;
+  /* By default the file is read: every byte on the heap, counted as the
+   * PCE's. */
   REQUIRE_OK(cuzk_pce_load(&circuit, pce_path, 0, &q, &err), &err);
   struct cuzk_pce_info c;
   REQUIRE_OK(cuzk_pce_info(q, &c, &err), &err);
   EXPECT(c.nnz == a.nnz && c.num_constraints == a.num_constraints);
   EXPECT(c.instance != a.instance); /* a new instance after the unload */
+  EXPECT(c.heap_bytes == c.bytes && a.heap_bytes == a.bytes);
+  EXPECT_STATUS(CUZK_OK, cuzk_mem_stats(&m, &err), &err);
+  EXPECT(m.pce_bytes >= a.bytes + c.bytes); /* `pce` still holds the first instance */
   EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, q, params, &fast, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
+  /* The file changes under the loaded PCE: truncated, then rewritten in
+   * place with other bytes (as `cp other.pce m.pce` does). A mapped PCE
+   * would fault (SIGBUS) or change under the prover; a read one does not
+   * depend on its file any more. */
+  EXPECT(truncate(pce_path, 0) == 0);
+  unsigned char *other_bytes = malloc((size_t)full);
+  EXPECT(other_bytes != NULL);
+  if (other_bytes) {
+    memset(other_bytes, 0x5a, (size_t)full);
+    write_file(pce_path, other_bytes, (size_t)full);
+    free(other_bytes);
+  }
+  struct cuzk_prove_request after = request_for(circuit, 11);
+  EXPECT_STATUS(CUZK_OK, cuzk_prove(NULL, q, params, &after, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_OK, cuzk_verify(params2, &after, proof2, len, &err), &err);
 
   cuzk_pce_free(q);
   cuzk_pce_free(pce);

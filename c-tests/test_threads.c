@@ -106,6 +106,10 @@ int main(void) {
   cfg.workers_per_device = 100000;
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_new(&cfg, &engine, &err), &err);
   cfg.workers_per_device = 0;
+  cfg.flags = CUZK_ENGINE_CPU_ONLY | 0x80; /* unknown flag */
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_new(&cfg, &engine, &err), &err);
+  /* This engine leaves the process's malloc as it is. */
+  cfg.flags = CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_KEEP_MALLOC;
   REQUIRE_OK(cuzk_engine_new(&cfg, &engine, &err), &err);
   memset(results, 0, sizeof results);
   for (int i = 0; i < THREADS; i++) EXPECT(pthread_create(&threads[i], NULL, prover, &results[i]) == 0);

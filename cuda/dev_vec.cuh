@@ -58,8 +58,7 @@ template<class T> struct dev_vec_t {
     }
     ~dev_vec_t()
     {
-        int current;
-        bool restore = cudaGetDevice(&current) == cudaSuccess;
+        current_device_restore_t restore_device;
         try {
             const gpu_t& gpu = select_gpu(device_id);
             if (life == lifetime_t::proof)
@@ -67,8 +66,6 @@ template<class T> struct dev_vec_t {
             else
                 (void)cudaFree(d);
         } catch (...) {}
-        if (restore)
-            (void)cudaSetDevice(current);
     }
     dev_vec_t(const dev_vec_t&) = delete;
     dev_vec_t& operator=(const dev_vec_t&) = delete;

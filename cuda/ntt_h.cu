@@ -38,6 +38,25 @@ CUZK_FFI RustError::by_value cuzk_ntt_constants(uint32_t lg_domain, fr_t* omega,
     return RustError{cudaSuccess};
 }
 
+// Waits, when it goes out of scope, for the work queued on every stream of
+// |gpu| (never throws). Declared after the buffers those streams use, it
+// runs before they are freed: an exception thrown while streams 1 and 2 are
+// still uploading or transforming must not free their memory (in stream 0's
+// order) under them.
+class streams_joined_t {
+    const gpu_t& gpu;
+public:
+    explicit streams_joined_t(const gpu_t& g) : gpu(g) {}
+    ~streams_joined_t()
+    {
+        (void)cudaStreamSynchronize((cudaStream_t)gpu);
+        for (size_t i = 0; i < gpu_t::FLIP_FLOP; i++)
+            (void)cudaStreamSynchronize(gpu[i]);
+    }
+    streams_joined_t(const streams_joined_t&) = delete;
+    streams_joined_t& operator=(const streams_joined_t&) = delete;
+};
+
 // A CUDA event that can time (sppark's event_t is created without timing).
 class timing_event_t {
     cudaEvent_t e = nullptr;
@@ -80,6 +99,7 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id,
 
         std::unique_ptr<scalars_t> h{new scalars_t(gpu, N, lifetime_t::proof)};
         dev_ptr_t<fr_t> d_bc{2 * N, gpu[0]};
+        streams_joined_t joined{gpu};
         fr_t* d[3] = { h->d, &d_bc[0], &d_bc[N] };
         const fr_t* src[3] = { a, b, c };
         timing_event_t start, uploaded, done;

@@ -1,5 +1,6 @@
 //! Load times of an existing `.pce` file (page cache hot after the first),
-//! with and without checksum verification, and the structural validation alone.
+//! read into memory and mapped, with and without checksum verification, and
+//! the structural validation alone.
 //!
 //! ```text
 //! CARGO_TARGET_DIR=target/mem cargo run --release --no-default-features \
@@ -10,18 +11,21 @@
 
 use std::time::Instant;
 
-use cuzk::pce::file;
+use cuzk::pce::{file, Access};
 
 fn main() -> cuzk::Result<()> {
     let path = std::env::args().nth(1).expect("usage: pce_load PATH");
     let path = std::path::Path::new(&path);
-    for verify in [false, false, false, true, true] {
-        let t = Instant::now();
-        let l = file::load(path, None, verify)?;
-        let load_s = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        file::validate(&l.pce)?;
-        println!("verify {verify}: load {load_s:.3} s; validation alone {:.3} s", t.elapsed().as_secs_f64());
+    for access in [Access::Read, Access::Map] {
+        for verify in [false, false, false, true, true] {
+            let t = Instant::now();
+            let l = file::load(path, None, verify, access)?;
+            let load_s = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            file::validate(&l.pce)?;
+            let validate_s = t.elapsed().as_secs_f64();
+            println!("{access:?}, verify {verify}: load {load_s:.3} s; validation alone {validate_s:.3} s");
+        }
     }
     Ok(())
 }

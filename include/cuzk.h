@@ -49,6 +49,19 @@
 #define CUZK_ENGINE_NO_CRITICAL_RESERVE 4
 
 /**
+ * Leave the host process's malloc as it is. Without it, making an engine
+ * (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
+ * whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
+ * 4 MiB and more — the proofs' buffers among them, the host's own too — are
+ * given back to the kernel when freed. With it, glibc keeps adjusting its
+ * threshold and may keep freed proof buffers in its arenas: the budget
+ * cannot count on freed memory being returned, and RSS may exceed
+ * `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
+ * `cuzk_engine_config`.
+ */
+#define CUZK_ENGINE_KEEP_MALLOC 8
+
+/**
  * Host bytes left free when the budget is derived from the available memory
  * and `cuzk_engine_config::budget_margin` is 0.
  */
@@ -70,10 +83,25 @@
 #define CUZK_PARAMS_LOAD_NO_CACHE 2
 
 /**
- * Skip the per-section checksums when mapping an existing PCE file (bounds
+ * Skip the per-section checksums when loading an existing PCE file (bounds
  * and structure are still validated). A flag of `cuzk_pce_load`.
  */
 #define CUZK_PCE_LOAD_SKIP_CHECKSUMS 1
+
+/**
+ * Map the PCE file and use it in place instead of reading it into memory. A
+ * flag of `cuzk_pce_load`.
+ *
+ * The pages are then shared with the page cache (and with other processes
+ * mapping the file) and reclaimable under memory pressure; they count as
+ * `pce_mapped_bytes` instead of `pce_bytes`. The hazard: while the PCE is
+ * loaded the file must stay exactly as it was (replace it only by renaming
+ * a new file over it). Truncating it, or an I/O error when a reclaimed page
+ * is read again, raises SIGBUS inside `cuzk_prove`, which kills the host
+ * process; rewriting it in place (`cp other.pce this.pce`) changes the
+ * matrices under the prover after they were validated.
+ */
+#define CUZK_PCE_LOAD_MAP 2
 
 /**
  * Capacity of [`cuzk_pce_info::circuit_id`], the terminating NUL included.
@@ -383,7 +411,12 @@ struct cuzk_engine_config {
   uint32_t workers_per_device;
   /**
    * The CUDA device ids to use, `num_devices` of them, borrowed for the
-   * call. `(NULL, 0)`: every device.
+   * call. `(NULL, 0)`: every device. Listing devices does not keep the
+   * others untouched: the first proof on any GPU starts the GPU layer
+   * (sppark's device registry), which makes a CUDA context, with its
+   * streams, on every usable GPU of the process, and the first H
+   * computation puts NTT twiddle tables (about 32 MiB) on each. Hide
+   * GPUs from the process (`CUDA_VISIBLE_DEVICES`) to keep them free.
    */
   const uint32_t *devices;
   size_t num_devices;
@@ -571,7 +604,9 @@ struct cuzk_pce_info {
    */
   uint64_t bytes;
   /**
-   * Of those, bytes in anonymous memory (0 when mapped from the file).
+   * Of those, bytes in anonymous memory: all of them when read from the
+   * file (the default) or extracted, the dictionary alone when mapped
+   * (`CUZK_PCE_LOAD_MAP`).
    */
   uint64_t heap_bytes;
   /**
@@ -724,6 +759,13 @@ cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, stru
 /**
  * Creates an engine.
  *
+ * What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
+ * set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+ * the host's own blocks of that size are then mapped and unmapped too);
+ * its synthesis threads run at nice +10 unless
+ * `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their
+ * attributes alone: no CUDA context is created here.
+ *
  * - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
  *   during the call only.
  * - `out`: on success receives a new handle the caller owns and frees with
@@ -747,6 +789,8 @@ void cuzk_engine_free(struct cuzk_engine *engine);
 /**
  * Fills `out` with the engine's budget figures. `engine` NULL: the default
  * engine (made if needed). `out` is caller-owned, written only on success.
+ * It reads the engine's devices as `cuzk_engine_devices` does (their free
+ * memory: a context on each of the engine's own GPUs, no other).
  * Thread-safety: safe from many threads at once.
  */
 cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
@@ -758,6 +802,9 @@ cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
  * configured) to the caller's array `out` of `cap` entries: the first
  * `min(cap, devices)` are written and `len` receives the number of devices
  * (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+ * Reading a GPU's free memory needs its CUDA context: this makes the
+ * primary context of each of the engine's own GPUs that has none yet (no
+ * other GPU's), and leaves the calling thread's current device as it was.
  * Thread-safety: safe from many threads at once.
  */
 cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,
@@ -905,13 +952,18 @@ void cuzk_params_free(struct cuzk_params *params);
 
 /**
  * Loads the PCE of a built-in circuit, or, when `path` does not exist yet,
- * extracts it from the circuit, saves it there atomically and maps it.
+ * extracts it from the circuit, saves it there atomically and loads it back.
  * Loading a circuit that is already loaded is cheap and gives a new handle to
- * the same instance (`cuzk_pce_info().instance` is equal).
+ * the same instance (`cuzk_pce_info().instance` is equal); `path` and
+ * `flags` then change nothing.
+ *
+ * By default the file is read into memory: once loaded, the PCE no longer
+ * depends on it, and the file may be rewritten, replaced or removed.
+ * `CUZK_PCE_LOAD_MAP` maps it instead, with the hazard its doc states.
  *
  * - `circuit`: read during the call only.
  * - `path`: NUL-terminated file path, copied; its directory must exist.
- * - `flags`: 0 or `CUZK_PCE_LOAD_SKIP_CHECKSUMS`.
+ * - `flags`: 0, or `CUZK_PCE_LOAD_SKIP_CHECKSUMS` and/or `CUZK_PCE_LOAD_MAP`.
  * - `out`: on success receives a new handle the caller owns and frees with
  *   `cuzk_pce_free`; untouched on failure.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
@@ -976,6 +1028,10 @@ void cuzk_pce_free(struct cuzk_pce *pce);
  *   `(NULL, 0)` is a cheap size query).
  * - `timings`: NULL or a caller-owned struct, filled on success.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Every pointer is checked (NULL where one is required, alignment for its
+ * type) before any work is done or anything is written: a bad one is
+ * `CUZK_NULL_ARGUMENT` or `CUZK_INVALID_ARGUMENT` with the outputs untouched.
  *
  * The request waits until its memory footprint fits the engine's budget
  * (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the

@@ -16,10 +16,12 @@ use crate::{Error, Result};
 /// Who holds a block of memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Owner {
-    /// PCE bytes in anonymous (heap) memory: the dictionary, and the matrices
-    /// of a PCE that was extracted but not (yet) saved and mapped.
+    /// PCE bytes in anonymous (heap) memory: a PCE read from its `.pce` file
+    /// (the default) or extracted and not saved, whole; the dictionary of a
+    /// mapped one.
     Pce,
-    /// PCE bytes mapped from a `.pce` file (page cache, shared, reclaimable).
+    /// PCE bytes mapped from a `.pce` file (page cache, shared, reclaimable;
+    /// only when mapping was asked for).
     PceMapped,
     /// Groth16 parameters (SRS) held resident.
     Srs,

@@ -1,6 +1,7 @@
-//! The `.pce` file and the PCE registry: round trips on every circuit family,
-//! truncations, bit flips, structural corruption behind valid checksums,
-//! foreign / wrong-version / wrong-circuit files, concurrent loads, unload.
+//! The `.pce` file and the PCE registry: round trips on every circuit family
+//! (read and mapped), truncations, bit flips, structural corruption behind
+//! valid checksums, foreign / wrong-version / wrong-circuit files, concurrent
+//! loads, unload, a read PCE outliving changes to its file.
 
 mod common;
 
@@ -12,8 +13,8 @@ use blstrs::Scalar;
 use common::*;
 use cuzk::circuits::{Family, Synthetic};
 use cuzk::mem::{self, Owner};
-use cuzk::pce::file::{self, HEADER_LEN, SECTIONS};
-use cuzk::pce::{evaluate, extract, registry, Pce};
+use cuzk::pce::file::{self, FileBytes, HEADER_LEN, SECTIONS};
+use cuzk::pce::{evaluate, extract, registry, Access, Pce};
 use cuzk::witness::Witness;
 use cuzk::Error;
 use rand::{Rng, SeedableRng};
@@ -37,22 +38,9 @@ fn bad_msg(r: Result<file::LoadedPce, Error>) -> String {
     }
 }
 
-/// A read-only anonymous mapping holding `bytes`: loads without the filesystem.
-fn anon_map(bytes: &[u8]) -> Arc<memmap2::Mmap> {
-    let mut m = memmap2::MmapMut::map_anon(bytes.len().max(1)).unwrap();
-    m[..bytes.len()].copy_from_slice(bytes);
-    Arc::new(m.make_read_only().unwrap())
-}
-
+/// Loads `bytes` as a file read into memory, without the filesystem.
 fn load_bytes(bytes: &[u8], id: Option<&str>, verify: bool) -> Result<file::LoadedPce, Error> {
-    if bytes.is_empty() {
-        let d = tmp_dir("empty");
-        let p = d.join("empty.pce");
-        std::fs::write(&p, bytes).unwrap();
-        return file::load(&p, id, verify);
-    }
-    // The mapping must be exactly as long as the file: map_anon(len) is.
-    file::load_from_map(anon_map(bytes), id, verify)
+    file::load_from(FileBytes::copy_of(bytes), id, verify)
 }
 
 fn round_trip<C: bellperson::Circuit<Scalar> + Clone + Send>(id: &str, circuit: &C, blank: C, dir: &Path) {
@@ -60,18 +48,22 @@ fn round_trip<C: bellperson::Circuit<Scalar> + Clone + Send>(id: &str, circuit: 
     let path = dir.join(format!("{id}.pce"));
     file::save(&pce, id, &path).unwrap();
     let fp = file::fingerprint(&pce);
-    for verify in [true, false] {
-        let loaded = file::load(&path, Some(id), verify).unwrap();
+    for (verify, access) in [(true, Access::Read), (false, Access::Read), (true, Access::Map), (false, Access::Map)] {
+        let loaded = file::load(&path, Some(id), verify, access).unwrap();
         assert_eq!(loaded.circuit_id, id);
         assert_eq!(loaded.fingerprint, fp, "{id}: fingerprint of file and memory");
         assert_eq!(file::fingerprint(&loaded.pce), fp);
         assert_same_pce(&pce, &loaded.pce);
-        // In place: only the dictionary lives on the heap.
-        assert_eq!(loaded.pce.heap_bytes(), loaded.pce.dict.capacity() * 32, "{id}: arrays copied");
+        // Read: all of it on the heap, exactly; mapped: only the dictionary.
+        let heap = match access {
+            Access::Read => loaded.pce.byte_len(),
+            Access::Map => loaded.pce.dict.capacity() * 32,
+        };
+        assert_eq!(loaded.pce.heap_bytes(), heap, "{id}: {access:?}");
         assert_eval_parity(&loaded.pce, circuit);
     }
-    // Saving a mapped PCE gives the same bytes.
-    let loaded = file::load(&path, Some(id), true).unwrap();
+    // Saving a loaded PCE gives the same bytes.
+    let loaded = file::load(&path, Some(id), true, Access::Map).unwrap();
     let again = dir.join(format!("{id}-again.pce"));
     file::save(&loaded.pce, id, &again).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&again).unwrap());
@@ -111,8 +103,10 @@ fn every_truncation_is_refused() {
     for len in 0..bytes.len() {
         std::fs::write(&p, &bytes[..len]).unwrap();
         for verify in [true, false] {
-            let m = bad_msg(file::load(&p, Some("traps-1"), verify));
-            assert!(m.contains("truncated") || m.contains("magic"), "cut at {len}: {m}");
+            for access in [Access::Read, Access::Map] {
+                let m = bad_msg(file::load(&p, Some("traps-1"), verify, access));
+                assert!(m.contains("truncated") || m.contains("magic"), "cut at {len}: {m}");
+            }
         }
     }
     // One extra byte is refused too.
@@ -199,7 +193,7 @@ fn structural_corruption_behind_valid_checksums_is_refused() {
     let mut sealed = bytes.clone();
     reseal(&mut sealed);
     assert_eq!(sealed, bytes, "reseal reproduces the writer's checksums");
-    let pce = file::load_from_map(anon_map(&bytes), None, true).unwrap().pce;
+    let pce = load_bytes(&bytes, None, true).unwrap().pce;
     let cols = (pce.num_inputs + pce.num_aux) as u32;
     let (a_words, _) = section(&bytes, 1);
     let (a_rp, _) = section(&bytes, 0);
@@ -277,9 +271,9 @@ fn foreign_version_and_circuit_are_refused() {
     let (bytes, _) = small_file(&dir);
     let p = dir.join("x.pce");
     std::fs::write(&p, &bytes).unwrap();
-    let m = bad_msg(file::load(&p, Some("porep-32g-v1"), true));
+    let m = bad_msg(file::load(&p, Some("porep-32g-v1"), true, Access::Read));
     assert!(m.contains("traps-1") && m.contains("porep-32g-v1"), "{m}");
-    assert!(file::load(&p, None, true).is_ok());
+    assert!(file::load(&p, None, true, Access::Read).is_ok());
     // Another format version.
     let mut b = bytes.clone();
     put_u32(&mut b, 8, 2);
@@ -291,7 +285,7 @@ fn foreign_version_and_circuit_are_refused() {
     // Arbitrary bytes, an empty file, a missing file.
     assert!(bad_msg(load_bytes(&[7u8; 5000], None, false)).contains("magic"));
     assert!(bad_msg(load_bytes(&[], None, false)).contains("truncated"));
-    assert!(matches!(file::load(&dir.join("missing.pce"), None, true), Err(Error::Io(_))));
+    assert!(matches!(file::load(&dir.join("missing.pce"), None, true, Access::Read), Err(Error::Io(_))));
     // A bad circuit id at save time.
     let pce = extract(blank_traps(0)).unwrap();
     assert!(matches!(file::save(&pce, "", &p), Err(Error::InvalidInput(_))));
@@ -329,7 +323,7 @@ fn concurrent_loads_share_one_instance() {
                     (barrier.clone(), extractions.clone(), path.clone(), c.blank());
                 s.spawn(move || {
                     barrier.wait();
-                    registry::load_or_extract(id, &path, true, || {
+                    registry::load_or_extract(id, &path, true, Access::Read, || {
                         extractions.fetch_add(1, Ordering::SeqCst);
                         extract(blank)
                     })
@@ -343,21 +337,50 @@ fn concurrent_loads_share_one_instance() {
     assert!(got.iter().all(|p| Arc::ptr_eq(p, &got[0])), "one instance");
     assert!(Arc::ptr_eq(&registry::get(id).unwrap(), &got[0]));
     assert!(registry::loaded().contains(&id.to_string()));
-    // Mapped back from the saved file: only the dictionary is on the heap.
-    assert_eq!(got[0].heap_bytes(), got[0].dict.capacity() * 32);
+    // Read back from the saved file: compact, all of it on the heap.
+    assert_eq!(got[0].heap_bytes(), got[0].byte_len());
     assert_eval_parity(&got[0], &c);
     drop(got);
     assert!(registry::unload(id));
     assert!(!registry::unload(id));
     assert!(registry::get(id).is_none());
     // Loading again reads the file: no extraction.
-    let again = registry::load_or_extract(id, &path, false, || panic!("must not extract")).unwrap();
+    let again = registry::load_or_extract(id, &path, false, Access::Map, || panic!("must not extract")).unwrap();
     assert_eq!(again.num_constraints(), c.rows());
     assert!(registry::unload(id));
     // A file for another circuit at that path is an error, not re-extracted over.
-    let m = registry::load_or_extract("test-other-id", &path, true, || panic!("must not extract"));
+    let m = registry::load_or_extract("test-other-id", &path, true, Access::Read, || panic!("must not extract"));
     assert!(matches!(m, Err(Error::BadPceFile(ref m)) if m.contains(id)), "{m:?}");
     assert!(registry::get("test-other-id").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_read_pce_outlives_changes_to_its_file() {
+    let _g = REGISTRY_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmp_dir("changed");
+    let (path, other) = (dir.join("mimc.pce"), dir.join("sha.pce"));
+    let id = "test-changed-mimc";
+    let c = Synthetic::new(Family::MimcChain, 20_000, 5);
+    file::save(&extract(c.blank()).unwrap(), id, &path).unwrap();
+    let sha = Synthetic::new(Family::Sha256Chain, 30_000, 1);
+    file::save(&extract(sha.blank()).unwrap(), "sha", &other).unwrap();
+    let (pce0, mapped0) = (mem::owner_bytes(Owner::Pce), mem::owner_bytes(Owner::PceMapped));
+    let pce = registry::load_or_extract(id, &path, true, Access::Read, || panic!("must not extract")).unwrap();
+    // Every byte the PCE uses is its own, counted as the PCE's heap.
+    assert_eq!(pce.heap_bytes(), pce.byte_len());
+    assert_eq!(mem::owner_bytes(Owner::Pce) - pce0, pce.byte_len() as u64);
+    assert_eq!(mem::owner_bytes(Owner::PceMapped), mapped0);
+    // Truncated, then rewritten in place with another file's bytes (what
+    // `cp sha.pce mimc.pce` does): a mapping would now fault or change.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(0).unwrap();
+    drop(f);
+    std::fs::write(&path, std::fs::read(&other).unwrap()).unwrap();
+    assert_eval_parity(&pce, &c);
+    assert!(registry::unload(id));
+    drop(pce);
+    assert_eq!(mem::owner_bytes(Owner::Pce), pce0, "heap accounting back to baseline");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -369,7 +392,7 @@ fn unload_frees_memory_and_accounting() {
     let id = "test-unload-sha";
     let c = Synthetic::new(Family::Sha256Chain, 1 << 21, 1);
     let (pce0, mapped0) = (mem::owner_bytes(Owner::Pce), mem::owner_bytes(Owner::PceMapped));
-    let pce = registry::load_or_extract(id, &path, true, || extract(c.blank())).unwrap();
+    let pce = registry::load_or_extract(id, &path, true, Access::Map, || extract(c.blank())).unwrap();
     let file_len = std::fs::metadata(&path).unwrap().len();
     let s1 = mem::stats();
     let (heap, mapped) = (pce.heap_bytes() as u64, (pce.byte_len() - pce.heap_bytes()) as u64);

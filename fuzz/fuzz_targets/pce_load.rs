@@ -8,8 +8,6 @@
 //! loader is also called with checksums on.
 #![no_main]
 
-use std::sync::Arc;
-
 use blstrs::Scalar;
 use cuzk::pce::{evaluate, file};
 use cuzk::witness::Witness;
@@ -17,19 +15,12 @@ use cuzk::Error;
 use ff::Field;
 use libfuzzer_sys::fuzz_target;
 
-fn map(bytes: &[u8]) -> Arc<memmap2::Mmap> {
-    let mut m = memmap2::MmapMut::map_anon(bytes.len().max(1)).unwrap();
-    m[..bytes.len()].copy_from_slice(bytes);
-    Arc::new(m.make_read_only().unwrap())
-}
-
 fuzz_target!(|data: &[u8]| {
     if data.is_empty() {
         return;
     }
-    let m = map(data);
     for verify in [false, true] {
-        match file::load_from_map(m.clone(), None, verify) {
+        match file::load_from(file::FileBytes::copy_of(data), None, verify) {
             Err(Error::BadPceFile(_)) => {}
             Err(e) => panic!("unexpected error kind: {e:?}"),
             Ok(l) => {

@@ -6,6 +6,11 @@
 // function is safe for concurrent use. Handles have Close; a finalizer frees a
 // forgotten handle, but close them explicitly: the memory behind them is large.
 //
+// Lock order: a call holds each handle it uses open (a read lock that Close
+// waits for). Calls that use several handles take them in one order — PCE,
+// then Params, then Engine — so that calls in flight and Close waiting on
+// different handles can never deadlock one another.
+//
 // Link: build the static library first (scripts/build-lib.sh at the
 // repository root); see the README's "Linking from Go".
 package cuzk
@@ -70,7 +75,9 @@ var (
 func CUDA(device uint32) Backend { return Backend{kind: ccuzk.BackendCUDA, device: device} }
 
 // handle guards a C handle: calls hold the read lock, Close the write lock,
-// so Close waits for calls in flight and later calls get ErrClosed.
+// so Close waits for calls in flight and later calls get ErrClosed. A call
+// that holds several handles acquires them in the package's lock order: PCE,
+// Params, Engine.
 type handle struct {
 	mu     sync.RWMutex
 	closed bool
@@ -111,13 +118,24 @@ type PCEInfo = ccuzk.PceInfo
 // LoadOption changes how LoadPCE loads.
 type LoadOption func(*uint32)
 
-// SkipChecksums maps an existing PCE file without verifying its section
+// SkipChecksums loads an existing PCE file without verifying its section
 // checksums (structure and bounds are still checked).
 func SkipChecksums() LoadOption { return func(f *uint32) { *f |= ccuzk.PceLoadSkipChecksums } }
 
+// Mapped maps the PCE file and uses it in place instead of reading it into
+// memory (CUZK_PCE_LOAD_MAP): its pages are shared with the page cache and
+// reclaimable. The hazard: while the PCE is loaded the file must not change
+// (replace it only by renaming a new file over it). Truncating it, or an I/O
+// error when a reclaimed page is read again, raises SIGBUS inside Prove,
+// which kills the process; rewriting it in place changes the matrices under
+// the prover.
+func Mapped() LoadOption { return func(f *uint32) { *f |= ccuzk.PceLoadMap } }
+
 // LoadPCE loads the PCE of circuit from path, or extracts and saves it there
-// when the file does not exist. Loading a loaded circuit returns a new handle
-// to the same instance.
+// when the file does not exist. The file is read into memory (unless Mapped):
+// once loaded, the PCE no longer depends on it. Loading a loaded circuit
+// returns a new handle to the same instance (path and options then change
+// nothing).
 func LoadPCE(circuit Circuit, path string, opts ...LoadOption) (*PCE, error) {
 	var flags uint32
 	for _, o := range opts {
@@ -268,6 +286,12 @@ type EngineConfig struct {
 	CriticalReserveBytes uint64
 	// NoCriticalReserve keeps none (CriticalReserveBytes must then be 0).
 	NoCriticalReserve bool
+	// KeepMalloc leaves the process's malloc as it is. Without it, making
+	// the engine fixes glibc's mmap threshold at 4 MiB for the whole process
+	// (CUZK_ENGINE_KEEP_MALLOC says more), so that freed proof buffers go
+	// back to the kernel; with it, the budget cannot count on freed memory
+	// being returned, and RSS may exceed PredictedPeak.
+	KeepMalloc bool
 }
 
 // Engine runs many proofs at once inside a memory budget: synthesis on a CPU
@@ -298,6 +322,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.SynthesisFullPriority {
 		c.Flags |= ccuzk.EngineSynthesisFullPriority
+	}
+	if cfg.KeepMalloc {
+		c.Flags |= ccuzk.EngineKeepMalloc
 	}
 	h, s, msg := ccuzk.EngineNew(c)
 	if err := check("cuzk_engine_new", s, msg); err != nil {
@@ -330,16 +357,16 @@ func (e *Engine) Devices() ([]DeviceStats, error) {
 	return d, check("cuzk_engine_devices", s, msg)
 }
 
-// withPCE runs f with the engine and pce held open.
+// withPCE runs f with pce and the engine held open (in the lock order).
 func (e *Engine) withPCE(pce *PCE, f func()) error {
-	if err := e.acquire(); err != nil {
-		return err
-	}
-	defer e.release()
 	if err := pce.acquire(); err != nil {
 		return err
 	}
 	defer pce.release()
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	defer e.release()
 	f()
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(pce)
@@ -445,6 +472,7 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	if err != nil {
 		return nil, Timings{}, err
 	}
+	// The lock order: PCE, Params, Engine.
 	for _, h := range []*handle{&req.PCE.handle, &req.Params.handle} {
 		if err := h.acquire(); err != nil {
 			return nil, Timings{}, err

@@ -3,12 +3,14 @@ package cuzk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cuzk/cuzk/go-bindings/internal/ccuzk"
 )
@@ -343,6 +345,156 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 		t.Fatalf("closed engine: %v", err)
 	}
 	_ = c
+}
+
+// waitFor polls cond until it holds (failing the test after 10 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// collect waits for n results, failing the test (rather than hanging) when
+// they do not all come within the timeout; each result must be nil or
+// ErrClosed.
+func collect(t *testing.T, what string, results <-chan error, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-results:
+			if err != nil && !errors.Is(err, ErrClosed) {
+				t.Errorf("%s: %v", what, err)
+			}
+		case <-deadline:
+			t.Fatalf("%s: deadlock: %d of %d calls returned within %v", what, i, n, timeout)
+		}
+	}
+}
+
+// TestLockOrderWithClose: calls holding a PCE and an Engine, with Close
+// waiting on both, never deadlock. A real Prove is paused after it took its
+// PCE and before its Engine (the test holds the Params' write lock as a
+// gate) while Close is pending on the PCE; then Footprint runs and Close is
+// called on the Engine. Were Footprint to take the Engine before the PCE,
+// Prove, Footprint and the two Closes would wait on one another for ever.
+// Then Prove, Footprint and PredictedPeak run against Closes at random
+// moments.
+//
+// The handles are closed by the test itself, not by cleanups: after a
+// deadlock a cleanup's Close would hang instead of letting the test fail.
+func TestLockOrderWithClose(t *testing.T) {
+	dir := t.TempDir()
+	c := Synthetic(family, 1000)
+	pce, err := LoadPCE(c, filepath.Join(dir, "c.pce"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := GenerateParams(c, filepath.Join(dir, "c.params"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan error, 4)
+	params.mu.Lock() // the gate
+	go func() {
+		_, _, err := Prove(context.Background(), Request{PCE: pce, Params: params, Engine: e, Backend: CPU})
+		results <- err
+	}()
+	waitFor(t, "Prove holds the PCE", func() bool {
+		if pce.mu.TryLock() {
+			pce.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	go func() { results <- pce.Close() }()
+	waitFor(t, "PCE.Close is waiting", func() bool {
+		if pce.mu.TryRLock() {
+			pce.mu.RUnlock()
+			return false
+		}
+		return true
+	})
+	go func() {
+		_, err := e.Footprint(pce)
+		results <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // Footprint takes what it can
+	go func() { results <- e.Close() }()
+	time.Sleep(100 * time.Millisecond) // Engine.Close waits for what it must
+	params.mu.Unlock()
+	collect(t, "paused Prove, Footprint, two Closes", results, 4, 20*time.Second)
+
+	for round := 0; round < 8; round++ {
+		p, err := LoadPCE(c, "/not-consulted.pce")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 1 << 30, KeepMalloc: round%2 == 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const calls = 6
+		results := make(chan error, calls+2)
+		for i := 0; i < calls; i++ {
+			go func(i int) {
+				switch i % 3 {
+				case 0:
+					_, _, err := Prove(context.Background(), Request{PCE: p, Params: params, Engine: e, Backend: CPU, Seed: uint64(i)})
+					results <- err
+				case 1:
+					_, err := e.Footprint(p)
+					results <- err
+				default:
+					_, err := e.PredictedPeak(p, 2)
+					results <- err
+				}
+			}(i)
+		}
+		delay := time.Duration(round) * 5 * time.Millisecond
+		go func() { time.Sleep(delay); results <- e.Close() }()
+		go func() { time.Sleep(delay); results <- p.Close() }()
+		collect(t, fmt.Sprintf("round %d", round), results, calls+2, 60*time.Second)
+	}
+	params.Close()
+}
+
+// TestLoadOptions: a PCE read into memory (the default) holds all its bytes
+// on the heap; a mapped one (Mapped) only its dictionary.
+func TestLoadOptions(t *testing.T) {
+	dir := t.TempDir()
+	c := Synthetic(family, 1100)
+	path := filepath.Join(dir, "c.pce")
+	for _, mapped := range []bool{true, false} {
+		var opts []LoadOption
+		if mapped {
+			opts = append(opts, Mapped(), SkipChecksums())
+		}
+		p, err := LoadPCE(c, path, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := p.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mapped != (info.HeapBytes < info.Bytes) || info.HeapBytes > info.Bytes {
+			t.Errorf("mapped %v: %d of %d bytes on the heap", mapped, info.HeapBytes, info.Bytes)
+		}
+		if err := p.Unload(); err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+	}
 }
 
 // TestPorep2KiB proves a real 2 KiB C1 output through the library. The

@@ -21,7 +21,7 @@ pub use sha256_chain::Sha256Chain;
 pub use synthetic::{Family, Synthetic};
 
 use crate::groth16::PROOF_BYTES;
-use crate::pce::{self, registry, Pce};
+use crate::pce::{self, registry, Access, Pce};
 use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{Error, Result};
 
@@ -159,11 +159,12 @@ impl Circuit {
     }
 
     /// The process-wide PCE of this circuit: the one already loaded, else the file at `path`
-    /// (`verify_checksums`: check every section), else extracted and saved there.
-    pub fn load_pce(&self, path: &Path, verify_checksums: bool) -> Result<Arc<Pce>> {
+    /// (`verify_checksums`: check every section; `access`: read into memory, the default, or
+    /// mapped — see [`Access`]), else extracted and saved there.
+    pub fn load_pce(&self, path: &Path, verify_checksums: bool, access: Access) -> Result<Arc<Pce>> {
         let id = self.circuit_id()?;
         let circuit = *self;
-        registry::load_or_extract(&id, path, verify_checksums, move || circuit.extract_pce())
+        registry::load_or_extract(&id, path, verify_checksums, access, move || circuit.extract_pce())
     }
 
     /// What a request proves: a synthetic circuit's instance from `seed` (no `input` bytes), or a

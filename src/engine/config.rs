@@ -37,6 +37,12 @@ pub struct EngineConfig {
     /// most [`super::max_threads`]).
     pub workers_per_device: usize,
     pub budget: BudgetSpec,
+    /// Whether making the engine fixes glibc's mmap threshold for the whole
+    /// process ([`crate::mem::unmap_large_frees`]; default true), so that
+    /// the buffers the budget counts as freed are given back to the kernel.
+    /// False leaves the host's malloc as it is: freed proof buffers may then
+    /// stay in malloc's arenas, and RSS exceed the budget's prediction.
+    pub tune_malloc: bool,
     /// Bytes of the budget only critical requests may take (`None`: [`default_critical_reserve`]
     /// of the budget; `Some(0)`: none). Enough for one critical proof's footprint means a
     /// critical request never waits for memory that throughput work holds.
@@ -71,6 +77,7 @@ impl Default for EngineConfig {
             workers_per_device: 1,
             budget: BudgetSpec::Available { margin: 4 << 30 },
             critical_reserve: None,
+            tune_malloc: true,
         }
     }
 }

@@ -134,7 +134,9 @@ impl Engine {
         }
         // The budget counts a proof's buffers until they are freed; freed
         // must mean given back.
-        crate::mem::unmap_large_frees();
+        if cfg.tune_malloc {
+            crate::mem::unmap_large_frees()
+        }
         let pool = |name: &'static str, threads: usize, nice: i32| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)

@@ -96,6 +96,27 @@ pub(crate) fn arg_out<T>(p: *mut T, name: &str) -> FfiResult<*mut T> {
     Ok(p)
 }
 
+/// A caller's optional out-param: `None` for NULL, else checked as
+/// [`arg_out`] does.
+pub(crate) fn arg_opt_out<T>(p: *mut T, name: &str) -> FfiResult<Option<*mut T>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    arg_out(p, name).map(Some)
+}
+
+/// A caller's optional input: `None` for NULL, else checked as [`arg_ref`]
+/// does.
+///
+/// # Safety
+/// As [`arg_ref`].
+pub(crate) unsafe fn arg_opt_ref<'a, T>(p: *const T, name: &str) -> FfiResult<Option<&'a T>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    arg_ref(p, name).map(Some)
+}
+
 /// A caller's byte slice; `(NULL, 0)` is the empty slice.
 ///
 /// # Safety

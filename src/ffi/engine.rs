@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::boundary::{arg_out, arg_ref};
+use super::boundary::{arg_opt_out, arg_opt_ref, arg_out, arg_ref};
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
@@ -25,6 +25,17 @@ pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 /// throughput work may take all of it, and a critical request may then wait for
 /// memory. A flag of `cuzk_engine_config`.
 pub const CUZK_ENGINE_NO_CRITICAL_RESERVE: u32 = 4;
+
+/// Leave the host process's malloc as it is. Without it, making an engine
+/// (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
+/// whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
+/// 4 MiB and more — the proofs' buffers among them, the host's own too — are
+/// given back to the kernel when freed. With it, glibc keeps adjusting its
+/// threshold and may keep freed proof buffers in its arenas: the budget
+/// cannot count on freed memory being returned, and RSS may exceed
+/// `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
+/// `cuzk_engine_config`.
+pub const CUZK_ENGINE_KEEP_MALLOC: u32 = 8;
 
 /// Host bytes left free when the budget is derived from the available memory
 /// and `cuzk_engine_config::budget_margin` is 0.
@@ -51,7 +62,12 @@ pub struct cuzk_engine_config {
     /// More than 4 per core is `CUZK_INVALID_ARGUMENT`.
     pub workers_per_device: u32,
     /// The CUDA device ids to use, `num_devices` of them, borrowed for the
-    /// call. `(NULL, 0)`: every device.
+    /// call. `(NULL, 0)`: every device. Listing devices does not keep the
+    /// others untouched: the first proof on any GPU starts the GPU layer
+    /// (sppark's device registry), which makes a CUDA context, with its
+    /// streams, on every usable GPU of the process, and the first H
+    /// computation puts NTT twiddle tables (about 32 MiB) on each. Hide
+    /// GPUs from the process (`CUDA_VISIBLE_DEVICES`) to keep them free.
     pub devices: *const u32,
     pub num_devices: usize,
     /// Host bytes the proofs in flight may hold together; 0: the available
@@ -143,7 +159,10 @@ impl cuzk_engine_config {
         if self._reserved0 != 0 || self.reserved.iter().any(|&v| v != 0) {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, "config.reserved fields must be zero"));
         }
-        let known = CUZK_ENGINE_CPU_ONLY | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY | CUZK_ENGINE_NO_CRITICAL_RESERVE;
+        let known = CUZK_ENGINE_CPU_ONLY
+            | CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY
+            | CUZK_ENGINE_NO_CRITICAL_RESERVE
+            | CUZK_ENGINE_KEEP_MALLOC;
         if self.flags & !known != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown engine flags {:#x}", self.flags)));
         }
@@ -182,6 +201,7 @@ impl cuzk_engine_config {
             workers_per_device: self.workers_per_device.max(1) as usize,
             budget,
             critical_reserve,
+            tune_malloc: self.flags & CUZK_ENGINE_KEEP_MALLOC == 0,
         })
     }
 }
@@ -212,18 +232,23 @@ pub fn default_engine() -> FfiResult<Arc<Engine>> {
     Ok(e)
 }
 
-/// The engine behind a possibly-NULL handle.
-///
-/// # Safety
-/// `engine` is NULL or a live handle.
-pub(crate) unsafe fn engine_or_default(engine: *const cuzk_engine) -> FfiResult<Arc<Engine>> {
-    match engine.as_ref() {
+/// The engine behind a handle, or the default engine for none (a NULL
+/// handle, checked by `arg_opt_ref`).
+pub(crate) fn engine_or_default(engine: Option<&cuzk_engine>) -> FfiResult<Arc<Engine>> {
+    match engine {
         Some(h) => Ok(h.engine.clone()),
         None => default_engine(),
     }
 }
 
 /// Creates an engine.
+///
+/// What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
+/// set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+/// the host's own blocks of that size are then mapped and unmapped too);
+/// its synthesis threads run at nice +10 unless
+/// `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their
+/// attributes alone: no CUDA context is created here.
 ///
 /// - `config`: NULL for the defaults (see `cuzk_engine_config`), else read
 ///   during the call only.
@@ -242,7 +267,7 @@ pub unsafe extern "C" fn cuzk_engine_new(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let cfg = match config.as_ref() {
+        let cfg = match arg_opt_ref(config, "config")? {
             Some(c) => c.to_config()?,
             None => EngineConfig::default(),
         };
@@ -265,6 +290,8 @@ pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
 
 /// Fills `out` with the engine's budget figures. `engine` NULL: the default
 /// engine (made if needed). `out` is caller-owned, written only on success.
+/// It reads the engine's devices as `cuzk_engine_devices` does (their free
+/// memory: a context on each of the engine's own GPUs, no other).
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_stats(
@@ -274,7 +301,7 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let e = engine_or_default(engine)?;
+        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
         let b = e.budget();
         let devices = e.device_stats();
         out.write(cuzk_engine_stats {
@@ -293,6 +320,9 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 /// configured) to the caller's array `out` of `cap` entries: the first
 /// `min(cap, devices)` are written and `len` receives the number of devices
 /// (so `(NULL, 0)` asks how many). `engine` NULL: the default engine.
+/// Reading a GPU's free memory needs its CUDA context: this makes the
+/// primary context of each of the engine's own GPUs that has none yet (no
+/// other GPU's), and leaves the calling thread's current device as it was.
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_devices(
@@ -304,10 +334,12 @@ pub unsafe extern "C" fn cuzk_engine_devices(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let len = arg_out(len, "len")?;
-        if cap > 0 && out.is_null() {
-            return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0"));
-        }
-        let e = engine_or_default(engine)?;
+        let out = match arg_opt_out(out, "out")? {
+            Some(out) => out,
+            None if cap > 0 => return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0")),
+            None => out,
+        };
+        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
         let devices = e.device_stats();
         for (i, d) in devices.iter().take(cap).enumerate() {
             let (backend, device) = match d.backend {
@@ -346,7 +378,7 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
     ffi_boundary!(err, {
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(engine)?.footprint(&pce.pce));
+        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.footprint(&pce.pce));
         Ok(())
     })
 }
@@ -369,7 +401,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     ffi_boundary!(err, {
         let pce = arg_ref(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(engine)?.predicted_peak_now(&pce.pce, in_flight as usize));
+        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
     })
 }

@@ -8,12 +8,25 @@ use super::boundary::{arg_out, arg_path, arg_ref, copy_to_chars};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::Circuit;
-use crate::pce::{registry, Pce};
+use crate::pce::{registry, Access, Pce};
 use crate::Error;
 
-/// Skip the per-section checksums when mapping an existing PCE file (bounds
+/// Skip the per-section checksums when loading an existing PCE file (bounds
 /// and structure are still validated). A flag of `cuzk_pce_load`.
 pub const CUZK_PCE_LOAD_SKIP_CHECKSUMS: u32 = 1;
+
+/// Map the PCE file and use it in place instead of reading it into memory. A
+/// flag of `cuzk_pce_load`.
+///
+/// The pages are then shared with the page cache (and with other processes
+/// mapping the file) and reclaimable under memory pressure; they count as
+/// `pce_mapped_bytes` instead of `pce_bytes`. The hazard: while the PCE is
+/// loaded the file must stay exactly as it was (replace it only by renaming
+/// a new file over it). Truncating it, or an I/O error when a reclaimed page
+/// is read again, raises SIGBUS inside `cuzk_prove`, which kills the host
+/// process; rewriting it in place (`cp other.pce this.pce`) changes the
+/// matrices under the prover after they were validated.
+pub const CUZK_PCE_LOAD_MAP: u32 = 2;
 
 /// Capacity of [`cuzk_pce_info::circuit_id`], the terminating NUL included.
 pub const CUZK_CIRCUIT_ID_LEN: usize = 256;
@@ -42,7 +55,9 @@ pub struct cuzk_pce_info {
     pub nnz: u64,
     /// Bytes of the compact form, wherever they live.
     pub bytes: u64,
-    /// Of those, bytes in anonymous memory (0 when mapped from the file).
+    /// Of those, bytes in anonymous memory: all of them when read from the
+    /// file (the default) or extracted, the dictionary alone when mapped
+    /// (`CUZK_PCE_LOAD_MAP`).
     pub heap_bytes: u64,
     /// An opaque id of the in-memory instance: equal for every handle that
     /// shares one instance (e.g. two loads of one circuit).
@@ -52,8 +67,8 @@ pub struct cuzk_pce_info {
 }
 
 /// Loads a circuit's PCE into the process-wide registry (one instance per circuit).
-pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool) -> FfiResult<cuzk_pce> {
-    let pce = circuit.load_pce(path, verify_checksums).map_err(|e| match e {
+pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool, access: Access) -> FfiResult<cuzk_pce> {
+    let pce = circuit.load_pce(path, verify_checksums, access).map_err(|e| match e {
         Error::Io(m) => Failure::new(CUZK_IO, format!("PCE file {}: {m}", path.display())),
         other => other.into(),
     })?;
@@ -61,13 +76,18 @@ pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool) -> FfiRes
 }
 
 /// Loads the PCE of a built-in circuit, or, when `path` does not exist yet,
-/// extracts it from the circuit, saves it there atomically and maps it.
+/// extracts it from the circuit, saves it there atomically and loads it back.
 /// Loading a circuit that is already loaded is cheap and gives a new handle to
-/// the same instance (`cuzk_pce_info().instance` is equal).
+/// the same instance (`cuzk_pce_info().instance` is equal); `path` and
+/// `flags` then change nothing.
+///
+/// By default the file is read into memory: once loaded, the PCE no longer
+/// depends on it, and the file may be rewritten, replaced or removed.
+/// `CUZK_PCE_LOAD_MAP` maps it instead, with the hazard its doc states.
 ///
 /// - `circuit`: read during the call only.
 /// - `path`: NUL-terminated file path, copied; its directory must exist.
-/// - `flags`: 0 or `CUZK_PCE_LOAD_SKIP_CHECKSUMS`.
+/// - `flags`: 0, or `CUZK_PCE_LOAD_SKIP_CHECKSUMS` and/or `CUZK_PCE_LOAD_MAP`.
 /// - `out`: on success receives a new handle the caller owns and frees with
 ///   `cuzk_pce_free`; untouched on failure.
 /// - `err`: NULL or a caller-owned `cuzk_error`, always written.
@@ -90,10 +110,11 @@ pub unsafe extern "C" fn cuzk_pce_load(
         let circuit = circuit_from_c(arg_ref(circuit, "circuit")?)?;
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
-        if flags & !CUZK_PCE_LOAD_SKIP_CHECKSUMS != 0 {
+        if flags & !(CUZK_PCE_LOAD_SKIP_CHECKSUMS | CUZK_PCE_LOAD_MAP) != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown flags {flags:#x}")));
         }
-        let handle = load_pce(circuit, &path, flags & CUZK_PCE_LOAD_SKIP_CHECKSUMS == 0)?;
+        let access = if flags & CUZK_PCE_LOAD_MAP != 0 { Access::Map } else { Access::Read };
+        let handle = load_pce(circuit, &path, flags & CUZK_PCE_LOAD_SKIP_CHECKSUMS == 0, access)?;
         out.write(Box::into_raw(Box::new(handle)));
         Ok(())
     })

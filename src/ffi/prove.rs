@@ -3,7 +3,7 @@
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
-use super::boundary::{arg_bytes, arg_out, arg_ref};
+use super::boundary::{arg_bytes, arg_opt_out, arg_opt_ref, arg_out, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
 use super::params::cuzk_params;
@@ -223,6 +223,10 @@ pub fn prove(
 /// - `timings`: NULL or a caller-owned struct, filled on success.
 /// - `err`: NULL or a caller-owned `cuzk_error`, always written.
 ///
+/// Every pointer is checked (NULL where one is required, alignment for its
+/// type) before any work is done or anything is written: a bad one is
+/// `CUZK_NULL_ARGUMENT` or `CUZK_INVALID_ARGUMENT` with the outputs untouched.
+///
 /// The request waits until its memory footprint fits the engine's budget
 /// (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
 /// engine's CPU pool, then waits for a worker of its device. A PoRep request
@@ -246,10 +250,14 @@ pub unsafe extern "C" fn cuzk_prove(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
+        // Every pointer is checked before anything is written or done.
         let pce = arg_ref(pce, "pce")?;
         let params = arg_ref(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
+        let engine = arg_opt_ref(engine, "engine")?;
+        let cancel = arg_opt_ref(cancel, "cancel")?;
         let proof_len = arg_out(proof_len, "proof_len")?;
+        let timings = arg_opt_out(timings, "timings")?;
         let needed = req.circuit.proof_len();
         if proof_cap < needed {
             proof_len.write(needed);
@@ -261,7 +269,7 @@ pub unsafe extern "C" fn cuzk_prove(
         if proof_out.is_null() {
             return Err(Failure::new(CUZK_NULL_ARGUMENT, "proof_out is NULL"));
         }
-        let cancel = cancel.as_ref().map_or_else(CancelToken::new, |c| c.token.clone());
+        let cancel = cancel.map_or_else(CancelToken::new, |c| c.token.clone());
         let engine = engine_or_default(engine)?;
         let (bytes, t) = prove(&engine, pce, &params.params, &req, &cancel)?;
         if bytes.len() != needed {
@@ -269,8 +277,8 @@ pub unsafe extern "C" fn cuzk_prove(
         }
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), proof_out, bytes.len());
         proof_len.write(bytes.len());
-        if !timings.is_null() {
-            arg_out(timings, "timings")?.write(t);
+        if let Some(timings) = timings {
+            timings.write(t);
         }
         Ok(())
     })

@@ -20,7 +20,8 @@ pub(super) fn c_device(device_id: usize) -> Result<i32> {
 }
 
 /// Number of GPUs sppark can use (compute capability >= 7.0 with cooperative
-/// launch). 0 when there is no GPU or no driver.
+/// launch), from their attributes alone: no CUDA context is made. 0 when
+/// there is no GPU or no driver.
 pub fn device_count() -> usize {
     let mut n = 0usize;
     // SAFETY: the C side writes one `size_t` (= usize) through the pointer,
@@ -45,7 +46,9 @@ pub struct DeviceInfo {
     pub free_bytes: u64,
 }
 
-/// Describes one device, with its current free memory.
+/// Describes one device, with its current free memory (read on a thread of
+/// its own: this makes the device's primary context if there is none, on no
+/// other device, and leaves the calling thread's current device as it was).
 pub fn device_info(device_id: usize) -> Result<DeviceInfo> {
     let c_id = c_device(device_id)?;
     let mut info =

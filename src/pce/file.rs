@@ -1,5 +1,5 @@
-//! The `.pce` file: a PCE saved once (atomically), mapped at every start and
-//! used in place.
+//! The `.pce` file: a PCE saved once (atomically), read back at every start —
+//! into memory by default, or mapped and used in place ([`Access`]).
 //!
 //! # Layout (format version 1, little-endian)
 //!
@@ -10,8 +10,8 @@
 //! the counts: each section starts at the first 64-byte boundary after the
 //! previous one (zero padding between) and the file ends exactly where the
 //! last one does. 64 bytes keep every array cache-line aligned (and so aligned
-//! for its type in a page-aligned mapping) while a tiny circuit's file stays a
-//! few KB.
+//! for its type in a 64-byte aligned buffer or a page-aligned mapping) while a
+//! tiny circuit's file stays a few KB.
 //!
 //! # Trust
 //!
@@ -21,6 +21,11 @@
 //! passes can never make the evaluator (plain Rust indexing) panic. The
 //! per-section checksums — a pass over every byte — are checked when asked
 //! (the C API's default); trusted local files can skip them.
+//!
+//! Read into memory ([`Access::Read`]), a loaded PCE no longer depends on its
+//! file: the file may be rewritten, truncated or removed. Mapped
+//! ([`Access::Map`]), it depends on the file staying as it was validated — see
+//! [`Access::Map`] for what happens otherwise.
 //!
 //! **Why blake3**: it is the fastest widely used *cryptographic* hash (SIMD:
 //! SSE4.1/AVX2/AVX-512/NEON, several GB/s per core, and tree-parallel over rayon
@@ -36,6 +41,8 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::ops::Deref;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -51,6 +58,74 @@ pub use super::header::{ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_ID_LEN, SE
 use super::matrix::{Array, Bitmap, CsrMatrix, Densities, Pce};
 pub use super::validate::validate;
 use crate::{Error, Result};
+
+/// How a loaded `.pce` file's bytes are held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Read into memory (the default). The loaded PCE owns its bytes (they
+    /// count as [`crate::mem::Owner::Pce`]): the file may then be rewritten,
+    /// truncated or removed without effect on it.
+    #[default]
+    Read,
+    /// Mapped and used in place: the pages are shared with the page cache
+    /// (and with other processes mapping the file) and reclaimable, counted as
+    /// [`crate::mem::Owner::PceMapped`]. The hazard: the file must stay as it
+    /// was while the PCE is loaded — replaced only by rename, as [`save`]
+    /// does. A truncation, or an I/O error when a reclaimed page is read
+    /// again, is a SIGBUS that kills the process in the middle of a proof; a
+    /// rewrite in place (`cp other.pce this.pce`) changes the matrices under
+    /// the prover after they were validated.
+    Map,
+}
+
+/// 64 bytes aligned to 64: the unit of a read file's buffer, so that every
+/// section (at a 64-byte offset) is aligned for its type and cache lines.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; ALIGN]);
+
+// SAFETY: `Line` is `repr(C)` over a byte array whose size equals its
+// alignment, so it has no padding, and any bit pattern (zero included) is a
+// valid value.
+unsafe impl bytemuck::Zeroable for Line {}
+// SAFETY: as above; `Line` is also `Copy` and `'static`.
+unsafe impl bytemuck::Pod for Line {}
+
+/// The bytes of a `.pce` file that a loaded PCE's arrays view
+/// ([`super::matrix::Array::File`]).
+pub struct FileBytes(Held);
+
+enum Held {
+    /// Read into memory: `len` bytes at the start of `lines`.
+    Read { lines: Vec<Line>, len: usize },
+    /// Mapped (page aligned).
+    Mapped(Mmap),
+}
+
+impl FileBytes {
+    /// A 64-byte aligned copy of `bytes`, held as a read file is: loads
+    /// without the filesystem (tests, fuzzing).
+    pub fn copy_of(bytes: &[u8]) -> FileBytes {
+        let mut lines: Vec<Line> = bytemuck::zeroed_vec(bytes.len().div_ceil(ALIGN));
+        bytemuck::cast_slice_mut::<Line, u8>(&mut lines)[..bytes.len()].copy_from_slice(bytes);
+        FileBytes(Held::Read { lines, len: bytes.len() })
+    }
+
+    /// Whether the bytes are a mapping of the file (else they are in memory).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.0, Held::Mapped(_))
+    }
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Held::Read { lines, len } => &bytemuck::cast_slice(lines)[..*len],
+            Held::Mapped(map) => map,
+        }
+    }
+}
 
 /// A PCE loaded from a file, with the identity the file carried.
 #[derive(Debug)]
@@ -116,7 +191,7 @@ fn little_endian_only() -> Result<()> {
     if cfg!(target_endian = "little") {
         Ok(())
     } else {
-        Err(bad_file("the .pce format is little-endian and mapped in place; this host is big-endian"))
+        Err(bad_file("the .pce format is little-endian and used in place; this host is big-endian"))
     }
 }
 
@@ -190,8 +265,13 @@ fn write_atomically(path: &Path, header: &Header, sections: &[&[u8]; SECTIONS]) 
     r
 }
 
-/// Maps `path` and loads it: see [`load_from_map`].
-pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool) -> Result<LoadedPce> {
+/// Bytes per positioned read when a file is read into memory (the reads run
+/// in parallel).
+const READ_CHUNK: usize = 16 << 20;
+
+/// Loads the `.pce` file at `path`, read into memory or mapped (`access`),
+/// and checks it: see [`load_from`].
+pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool, access: Access) -> Result<LoadedPce> {
     little_endian_only()?;
     let f = crate::files::open_regular(path)?;
     let len = f.metadata().map_err(|e| io_err("reading metadata of", path, e))?.len();
@@ -201,44 +281,63 @@ pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool) -> R
             path.display()
         )));
     }
-    // SAFETY: memmap2's `map` is unsafe because the file may change while
-    // mapped. The mapping is read-only and its contents are treated as
-    // untrusted bytes (everything is validated before use). The remaining
-    // hazard — another process truncating or rewriting the file while it is
-    // mapped (SIGBUS, or contents changing under us) — is excluded by
-    // convention: `.pce` files are only ever replaced by rename ([`save`]),
-    // never modified in place.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| io_err("mapping", path, e))?;
-    load_from_map(Arc::new(map), expected_id, verify_checksums).map_err(|e| match e {
+    let bytes = match access {
+        Access::Read => read_all(&f, len, path)?,
+        Access::Map => {
+            // SAFETY: memmap2's `map` is unsafe because the file may change
+            // while mapped. The mapping is read-only and its contents are
+            // treated as untrusted bytes (everything is validated before
+            // use). The remaining hazard — the file truncated or rewritten in
+            // place while mapped (SIGBUS, or contents changing under us) — is
+            // the caller's to exclude: `Access::Map` is an explicit opt-in
+            // whose documentation states it.
+            let map =
+                unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| io_err("mapping", path, e))?;
+            FileBytes(Held::Mapped(map))
+        }
+    };
+    load_from(bytes, expected_id, verify_checksums).map_err(|e| match e {
         Error::BadPceFile(m) => bad_file(format!("{}: {m}", path.display())),
         e => e,
     })
 }
 
-/// Loads a PCE from a mapping of a `.pce` file (or any read-only mapping, e.g.
-/// an anonymous one in tests and fuzzing). The big arrays stay in the mapping
-/// (`Array::Mapped`); only the dictionary is copied (as canonical scalars).
-pub fn load_from_map(map: Arc<Mmap>, expected_id: Option<&str>, verify_checksums: bool) -> Result<LoadedPce> {
+/// The first `len` bytes of `file`, in a 64-byte aligned buffer, by
+/// positioned reads in parallel. A file cut short meanwhile is an I/O error.
+fn read_all(file: &File, len: u64, path: &Path) -> Result<FileBytes> {
+    let len = usize::try_from(len).map_err(|_| Error::TooLarge(format!("{}: {len} bytes", path.display())))?;
+    let mut lines: Vec<Line> = bytemuck::zeroed_vec(len.div_ceil(ALIGN));
+    bytemuck::cast_slice_mut::<Line, u8>(&mut lines)[..len]
+        .par_chunks_mut(READ_CHUNK)
+        .enumerate()
+        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * READ_CHUNK) as u64))
+        .map_err(|e| io_err("reading", path, e))?;
+    Ok(FileBytes(Held::Read { lines, len }))
+}
+
+/// Loads a PCE from the bytes of a `.pce` file. The big arrays stay in
+/// `bytes` (`Array::File`, shared); only the dictionary is copied (as
+/// canonical scalars).
+pub fn load_from(bytes: FileBytes, expected_id: Option<&str>, verify_checksums: bool) -> Result<LoadedPce> {
     little_endian_only()?;
-    let bytes: &[u8] = &map;
-    let header = Header::read(bytes)?;
+    let header = Header::read(&bytes)?;
     if let Some(want) = expected_id {
         if want != header.circuit_id {
             return Err(bad_file(format!("file is for circuit {:?}, expected {want:?}", header.circuit_id)));
         }
     }
-    header.check_consistent(bytes)?;
+    header.check_consistent(&bytes)?;
     // Every section now lies in the file at an ALIGN'ed offset; with the
-    // mapping ALIGN'ed too (a mapping is page aligned), the typed views of
-    // `mapped_pce` are aligned for their types and never panic.
-    if !(map.as_ptr() as usize).is_multiple_of(ALIGN) {
-        return Err(bad_file("mapping is not 64-byte aligned"));
+    // bytes ALIGN'ed too (a read buffer is, a mapping is page aligned), the
+    // typed views of `file_pce` are aligned for their types and never panic.
+    if !(bytes.as_ptr() as usize).is_multiple_of(ALIGN) {
+        return Err(bad_file("the file's bytes are not 64-byte aligned in memory"));
     }
     if verify_checksums {
-        verify_section_checksums(bytes, &header)?;
+        verify_section_checksums(&bytes, &header)?;
     }
     let dict = read_dictionary(&bytes[header.section_range(sec::DICT)])?;
-    let pce = mapped_pce(&map, &header, dict);
+    let pce = file_pce(&Arc::new(bytes), &header, dict);
     validate(&pce)?;
     let Header { circuit_id, fingerprint, .. } = header;
     Ok(LoadedPce { pce, circuit_id, fingerprint })
@@ -267,23 +366,23 @@ fn read_dictionary(section: &[u8]) -> Result<Vec<Scalar>> {
     Ok(dict)
 }
 
-/// The view of section `i` of `map` as an array of `T`.
-fn mapped_array<T: bytemuck::Pod>(map: &Arc<Mmap>, header: &Header, i: usize) -> Array<T> {
+/// The view of section `i` of `bytes` as an array of `T`.
+fn file_array<T: bytemuck::Pod>(bytes: &Arc<FileBytes>, header: &Header, i: usize) -> Array<T> {
     let len = header.sections[i].len as usize / std::mem::size_of::<T>();
-    Array::Mapped { map: map.clone(), offset: header.offsets[i] as usize, len }
+    Array::File { bytes: bytes.clone(), offset: header.offsets[i] as usize, len }
 }
 
-/// The PCE whose arrays are views into `map` at the sections `header` names
-/// (which [`Header::check_consistent`] has checked lie in it).
-fn mapped_pce(map: &Arc<Mmap>, header: &Header, dict: Vec<Scalar>) -> Pce {
+/// The PCE whose arrays are views into `bytes` at the sections `header`
+/// names (which [`Header::check_consistent`] has checked lie in it).
+fn file_pce(bytes: &Arc<FileBytes>, header: &Header, dict: Vec<Scalar>) -> Pce {
     let dims = &header.dims;
     let matrix = |k: usize| CsrMatrix {
-        row_ptr: mapped_array(map, header, sec::row_ptr(k)),
-        words: mapped_array(map, header, sec::words(k)),
+        row_ptr: file_array(bytes, header, sec::row_ptr(k)),
+        words: file_array(bytes, header, sec::words(k)),
         nnz: dims.nnz[k],
     };
     let bitmap = |i: usize, len: u64, ones: u64| Bitmap {
-        words: mapped_array(map, header, i),
+        words: file_array(bytes, header, i),
         len: len as usize,
         ones: ones as usize,
     };

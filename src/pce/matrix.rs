@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 
+use super::file::FileBytes;
 use crate::witness::Witness;
 use crate::{Error, Result};
 
@@ -39,10 +40,11 @@ pub fn encode(tag: u32, col: u32) -> u32 {
     tag << COL_BITS | col
 }
 
-/// A read-only array that is either owned or a view into a validated, mapped file.
+/// A read-only array: owned, or a view into the bytes of a validated `.pce`
+/// file (read into memory or mapped, shared by the PCE's arrays).
 pub enum Array<T: bytemuck::Pod> {
     Owned(Vec<T>),
-    Mapped { map: Arc<memmap2::Mmap>, offset: usize, len: usize },
+    File { bytes: Arc<FileBytes>, offset: usize, len: usize },
 }
 
 impl<T: bytemuck::Pod> Deref for Array<T> {
@@ -51,8 +53,8 @@ impl<T: bytemuck::Pod> Deref for Array<T> {
         match self {
             Array::Owned(v) => v,
             // The loader checked bounds and alignment before building this view.
-            Array::Mapped { map, offset, len } => {
-                bytemuck::cast_slice(&map[*offset..*offset + *len * std::mem::size_of::<T>()])
+            Array::File { bytes, offset, len } => {
+                bytemuck::cast_slice(&bytes[*offset..*offset + *len * std::mem::size_of::<T>()])
             }
         }
     }
@@ -65,11 +67,13 @@ impl<T: bytemuck::Pod> From<Vec<T>> for Array<T> {
 }
 
 impl<T: bytemuck::Pod> Array<T> {
-    /// Bytes this array holds in anonymous memory (0 for a file view).
+    /// Bytes this array holds in anonymous memory: its own, or its part of
+    /// a file read into memory (0 for a view of a mapped file).
     pub fn heap_bytes(&self) -> usize {
         match self {
             Array::Owned(v) => v.capacity() * std::mem::size_of::<T>(),
-            Array::Mapped { .. } => 0,
+            Array::File { bytes, .. } if bytes.is_mapped() => 0,
+            Array::File { .. } => self.byte_len(),
         }
     }
     /// Bytes of the array's contents, wherever they live.
@@ -225,7 +229,8 @@ impl Pce {
         self.byte_len() as f64 / self.nnz().max(1) as f64
     }
 
-    /// Bytes held in anonymous memory (0 for matrices mapped from a file).
+    /// Bytes held in anonymous memory: the dictionary, and the matrices and
+    /// densities unless they are views of a mapped file.
     pub fn heap_bytes(&self) -> usize {
         self.a.heap_bytes()
             + self.b.heap_bytes()

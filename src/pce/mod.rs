@@ -2,7 +2,7 @@
 //! compact form, evaluated per proof against a fresh witness.
 
 pub mod eval;
-#[allow(unsafe_code)] // the map of a file that is validated before use
+#[allow(unsafe_code)] // the opt-in map of a file validated before use; the aligned read buffer's `Pod`
 pub mod file;
 mod header;
 pub mod matrix;
@@ -11,6 +11,7 @@ pub mod registry;
 mod validate;
 
 pub use eval::{check_satisfied, evaluate, evaluate_into, Abc, AbcLease};
+pub use file::Access;
 pub use matrix::{Bitmap, CsrMatrix, Densities, Pce};
 pub use record::{extract, RecordingCs};
 

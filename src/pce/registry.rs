@@ -6,9 +6,10 @@
 //! the work is done once. Different ids load in parallel. A failed load leaves
 //! the id empty (the next caller retries).
 //!
-//! Accounting: while an instance lives, its heap bytes (the dictionary, or the
-//! whole PCE when it could not be saved) count as [`Owner::Pce`] and its mapped
-//! file as [`Owner::PceMapped`]. [`unload`] drops the registry's reference; the
+//! Accounting: while an instance lives, its heap bytes (the whole PCE when its
+//! file was read into memory or could not be saved; the dictionary alone when
+//! the file is mapped) count as [`Owner::Pce`] and its mapped file as
+//! [`Owner::PceMapped`]. [`unload`] drops the registry's reference; the
 //! memory and the counters go when the last user drops its `Arc`.
 
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 
 use once_cell::sync::Lazy;
 
-use super::file;
+use super::file::{self, Access};
 use super::matrix::Pce;
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
@@ -41,22 +42,24 @@ fn load_entry(
     circuit_id: &str,
     path: &Path,
     verify_checksums: bool,
+    access: Access,
     extract: impl FnOnce() -> Result<Pce>,
 ) -> Result<(Pce, Vec<Tracked>)> {
     let exists = path.try_exists().map_err(|e| Error::Io(format!("checking {}: {e}", path.display())))?;
     if exists {
         // A file for another circuit (or a stale version) is an error, never
         // silently re-extracted over: the operator must look at it.
-        let loaded = file::load(path, Some(circuit_id), verify_checksums)?;
+        let loaded = file::load(path, Some(circuit_id), verify_checksums, access)?;
         return Ok(entry(loaded.pce));
     }
     let pce = extract()?;
     match file::save(&pce, circuit_id, path) {
         Ok(()) => {
-            // Map it back so the heap copy is freed and the pages are shared.
+            // Load it back as the next start will (compact, and checked as
+            // written); the extracted copy is freed first.
             drop(pce);
             crate::mem::trim();
-            let loaded = file::load(path, Some(circuit_id), verify_checksums)?;
+            let loaded = file::load(path, Some(circuit_id), verify_checksums, access)?;
             Ok(entry(loaded.pce))
         }
         Err(e) => {
@@ -69,16 +72,19 @@ fn load_entry(
 }
 
 /// The PCE of `circuit_id`: the loaded instance if there is one, else loaded
-/// from `path`, else (file missing) `extract`ed, saved to `path` and mapped
-/// back. Concurrent calls for one id do the work once and share the instance.
-/// `path` is only consulted on the first load of an id.
+/// from `path` (read into memory or mapped: `access`, see [`Access`]), else
+/// (file missing) `extract`ed, saved to `path` and loaded back from it.
+/// Concurrent calls for one id do the work once and share the instance.
+/// `path`, `verify_checksums` and `access` only matter to the first load of
+/// an id.
 pub fn load_or_extract(
     circuit_id: &str,
     path: &Path,
     verify_checksums: bool,
+    access: Access,
     extract: impl FnOnce() -> Result<Pce>,
 ) -> Result<Arc<Pce>> {
-    PCES.get_or_load(&circuit_id.to_string(), || load_entry(circuit_id, path, verify_checksums, extract))
+    PCES.get_or_load(&circuit_id.to_string(), || load_entry(circuit_id, path, verify_checksums, access, extract))
 }
 
 /// The loaded instance of `circuit_id`, if any (never loads).

@@ -133,10 +133,12 @@ const (
 	BackendCPU                  = uint32(C.CUZK_BACKEND_CPU)
 	BackendCUDA                 = uint32(C.CUZK_BACKEND_CUDA)
 	PceLoadSkipChecksums        = uint32(C.CUZK_PCE_LOAD_SKIP_CHECKSUMS)
+	PceLoadMap                  = uint32(C.CUZK_PCE_LOAD_MAP)
 	EngineCPUOnly               = uint32(C.CUZK_ENGINE_CPU_ONLY)
 	EngineSynthesisFullPriority = uint32(C.CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY)
 	EngineNoCriticalReserve     = uint32(C.CUZK_ENGINE_NO_CRITICAL_RESERVE)
 	PriorityCritical            = uint32(C.CUZK_PRIORITY_CRITICAL)
+	EngineKeepMalloc            = uint32(C.CUZK_ENGINE_KEEP_MALLOC)
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
 	Version                     = C.CUZK_VERSION

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cuzk::mem;
-use cuzk::pce::{file, Pce};
+use cuzk::pce::{file, Access, Pce};
 use serde_json::json;
 
 use crate::report::{gib, stage, table, write_json};
@@ -38,9 +38,11 @@ pub fn run(o: Opts) -> Result<()> {
     let (nnz, rows, bpn) = (pce.nnz(), pce.num_constraints(), pce.bytes_per_nnz());
     drop(pce);
     mem::trim();
-    let (loaded, load_s) = stage("loading (mapped, checksums verified)", || file::load(&o.out, Some(&id), true));
+    let (loaded, load_s) =
+        stage("loading (mapped, checksums verified)", || file::load(&o.out, Some(&id), true, Access::Map));
     let loaded = loaded?;
-    let (fast, load_fast_s) = stage("loading (mapped, checksums skipped)", || file::load(&o.out, Some(&id), false));
+    let (fast, load_fast_s) =
+        stage("loading (mapped, checksums skipped)", || file::load(&o.out, Some(&id), false, Access::Map));
     drop(fast?);
     let same = loaded.fingerprint == fingerprint;
     let file_bytes = std::fs::metadata(&o.out)?.len();

@@ -14,7 +14,7 @@ use std::time::Instant;
 use blstrs::Scalar;
 use clap::Args;
 use cuzk::circuits::Kind;
-use cuzk::pce::{evaluate, extract, file, Pce};
+use cuzk::pce::{evaluate, extract, file, Access, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Witness, WitnessBuffer, WitnessSource};
 use serde_json::json;
@@ -168,14 +168,14 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
 
     let (pce, extract_s) = stage("extracting (or loading) the PCE", || -> Result<Pce> {
         if let Some(path) = &o.load_pce {
-            return Ok(file::load(path, Some(circuit_id), true)?.pce);
+            return Ok(file::load(path, Some(circuit_id), true, Access::Map)?.pce);
         }
         let pce = extract(blank()?)?;
         match &o.save_pce {
             Some(path) => {
                 file::save(&pce, circuit_id, path)?;
                 drop(pce);
-                Ok(file::load(path, Some(circuit_id), true)?.pce)
+                Ok(file::load(path, Some(circuit_id), true, Access::Map)?.pce)
             }
             None => Ok(pce),
         }
@@ -291,12 +291,12 @@ pub fn file_bench(pce: &Pce, circuit_id: &str, path: &Path, reps: usize) -> Resu
     let t = Instant::now();
     let fp = file::fingerprint(pce);
     let fingerprint_s = t.elapsed().as_secs_f64();
-    drop(file::load(path, Some(circuit_id), false)?); // warm the page cache
+    drop(file::load(path, Some(circuit_id), false, Access::Map)?); // warm the page cache
     let best = |verify: bool| -> Result<f64> {
         let mut best = f64::INFINITY;
         for _ in 0..reps.max(1) {
             let t = Instant::now();
-            let l = file::load(path, Some(circuit_id), verify)?;
+            let l = file::load(path, Some(circuit_id), verify, Access::Map)?;
             best = best.min(t.elapsed().as_secs_f64());
             if l.fingerprint != fp {
                 return Err("fingerprint changed across save and load".into());
@@ -306,7 +306,7 @@ pub fn file_bench(pce: &Pce, circuit_id: &str, path: &Path, reps: usize) -> Resu
     };
     let load_s = best(false)?;
     let load_verified_s = best(true)?;
-    let l = file::load(path, Some(circuit_id), false)?;
+    let l = file::load(path, Some(circuit_id), false, Access::Map)?;
     let t = Instant::now();
     file::validate(&l.pce)?;
     let validate_s = t.elapsed().as_secs_f64();

@@ -399,6 +399,7 @@ fn new_phase(
         budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend.resolve()?)),
         // Exactly J throughput footprints: no critical requests here.
         critical_reserve: Some(0),
+        ..EngineConfig::default()
     })?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
