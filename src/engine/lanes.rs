@@ -4,14 +4,18 @@
 //! at once even while every other worker runs a long partition.
 
 use std::sync::{Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::CancelToken;
 use crate::groth16::Backend;
 use crate::{gpu, Error, Result};
 
-/// How many backend failures in a row take a device out of `Auto` rotation.
+/// How many device errors in a row take a device out of `Auto` rotation.
 const FAILURES_TO_SIDELINE: u32 = 3;
+
+/// How long a sidelined device stays out before `Auto` requests probe it again (the cause —
+/// another process's memory, a transient error — may be gone by then).
+pub(super) const COOL_DOWN: Duration = Duration::from_secs(60);
 
 /// One device's (or the CPU's) backend-stage workers and counters.
 #[derive(Default)]
@@ -22,14 +26,19 @@ struct Lane {
     proofs: u64,
     failures: u64,
     failures_in_a_row: u32,
+    /// When the last device error came.
+    failed_at: Option<Instant>,
     /// Seconds with at least one backend stage running, closed intervals.
     busy: f64,
     busy_since: Option<Instant>,
 }
 
 impl Lane {
-    fn healthy(&self) -> bool {
-        self.failures_in_a_row < FAILURES_TO_SIDELINE
+    /// In `Auto` rotation: fewer than [`FAILURES_TO_SIDELINE`] device errors in a row, or the
+    /// last one `cool_down` ago (a probe: a success brings it back, a failure starts another
+    /// cool-down).
+    fn healthy(&self, cool_down: Duration) -> bool {
+        self.failures_in_a_row < FAILURES_TO_SIDELINE || self.failed_at.is_some_and(|t| t.elapsed() >= cool_down)
     }
 
     /// Workers running a backend stage now, the express one included.
@@ -78,9 +87,9 @@ pub struct DeviceStats {
     /// Wall seconds with at least one backend stage running (the union of
     /// their intervals, so busy / wall is the device's busy fraction).
     pub busy_seconds: f64,
-    /// False once it failed `FAILURES_TO_SIDELINE` times in a row: `Auto`
-    /// requests avoid it (a request naming it still goes there, and a success
-    /// brings it back).
+    /// False once it failed `FAILURES_TO_SIDELINE` times in a row with a
+    /// device error: `Auto` requests avoid it for [`COOL_DOWN`], then probe it
+    /// again (a request naming it still goes there; a success brings it back).
     pub healthy: bool,
     /// Device memory (cudaMemGetInfo) now; 0 for the CPU.
     pub vram_free: u64,
@@ -92,6 +101,8 @@ pub struct DeviceStats {
 pub(super) struct Lanes {
     pub(super) backends: Vec<Backend>,
     workers: usize,
+    /// [`COOL_DOWN`] (shorter in tests).
+    pub(super) cool_down: Duration,
     state: Mutex<Vec<Lane>>,
     freed: Condvar,
 }
@@ -115,6 +126,7 @@ impl Lanes {
             state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
             backends,
             workers,
+            cool_down: COOL_DOWN,
             freed: Condvar::new(),
         })
     }
@@ -142,7 +154,7 @@ impl Lanes {
         loop {
             cancel.check()?;
             let usable: Vec<usize> =
-                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy()).collect();
+                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy(self.cool_down)).collect();
             if usable.is_empty() {
                 return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
             }
@@ -181,6 +193,7 @@ impl Lanes {
                 lane.failures += 1;
                 if matches!(e, Error::Gpu(_)) {
                     lane.failures_in_a_row += 1;
+                    lane.failed_at = Some(Instant::now());
                 }
             }
         }
@@ -203,7 +216,7 @@ impl Lanes {
                     proofs: lane.proofs,
                     failures: lane.failures,
                     busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
-                    healthy: lane.healthy(),
+                    healthy: lane.healthy(self.cool_down),
                     vram_free,
                     vram_total,
                 }

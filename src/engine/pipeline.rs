@@ -87,7 +87,7 @@ pub struct Engine {
     /// engine creator's priority, so they neither queue behind throughput jobs nor share the
     /// cores evenly with the (reniced) synthesis threads.
     express: rayon::ThreadPool,
-    lanes: Lanes,
+    pub(super) lanes: Lanes,
     stage: Box<BackendStage>,
 }
 

@@ -32,6 +32,8 @@ struct FakeGpus {
     hold: AtomicBool,
     /// With `hold`: how many calls, the first ones, it holds (0: every one).
     holding: std::sync::atomic::AtomicUsize,
+    /// Every call fails with the argument error a GPU stage returns for a domain it cannot do.
+    bad_argument: AtomicBool,
 }
 
 /// The backend stage the engine gets: proves on the CPU under the device's name.
@@ -47,6 +49,9 @@ fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let Backend::Cuda(id) = backend else { panic!("the double only plays GPUs") };
+        if gpus.bad_argument.load(Ordering::SeqCst) {
+            return Err(Error::InvalidInput("lg_domain 29 outside 1..=28".into()));
+        }
         if gpus.broken.lock().unwrap().contains(&id) {
             return Err(Error::Gpu(format!("device {id}: an illegal memory access was encountered")));
         }
@@ -221,6 +226,45 @@ fn a_failing_device_does_not_poison_the_others() {
 }
 
 const FAILURES: usize = 3;
+
+/// A single-GPU engine whose device failed three times refuses `Auto` requests only until the
+/// cool-down has passed: then a probe goes there, and its success brings the device back.
+#[test]
+fn a_sidelined_device_is_probed_again_after_a_cool_down() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let mut e = engine(&gpus, 1, 1 << 30);
+    e.lanes.cool_down = std::time::Duration::from_millis(300);
+    gpus.broken.lock().unwrap().push(0);
+    for _ in 0..FAILURES {
+        assert!(matches!(e.prove_partition(request(&pce, &params, 3, Backend::Auto)), Err(Error::Gpu(_))));
+    }
+    assert!(!e.device_stats()[0].healthy);
+    let calls = gpus.calls.lock().unwrap().len();
+    assert!(matches!(e.prove_partition(request(&pce, &params, 4, Backend::Auto)), Err(Error::Gpu(_))));
+    assert_eq!(gpus.calls.lock().unwrap().len(), calls, "refused without reaching the device");
+    // The cause goes away; after the cool-down a probe succeeds.
+    gpus.broken.lock().unwrap().clear();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert!(e.device_stats()[0].healthy, "probed again after the cool-down");
+    e.prove_partition(request(&pce, &params, 5, Backend::Auto)).expect("the probe proves");
+    let s = &e.device_stats()[0];
+    assert!(s.healthy && s.proofs == 1 && s.failures == FAILURES as u64, "{s:?}");
+}
+
+/// A bad argument is the request's error, not the device's: it never sidelines a device.
+#[test]
+fn argument_errors_do_not_sideline_a_device() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    gpus.bad_argument.store(true, Ordering::SeqCst);
+    for _ in 0..2 * FAILURES {
+        assert!(matches!(e.prove_partition(request(&pce, &params, 3, Backend::Auto)), Err(Error::InvalidInput(_))));
+    }
+    let s = &e.device_stats()[0];
+    assert!(s.healthy && s.failures == 2 * FAILURES as u64, "{s:?}");
+}
 
 #[test]
 fn an_auto_request_is_retried_on_another_device() {
