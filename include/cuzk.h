@@ -904,7 +904,8 @@ cuzk_status cuzk_mem_trim(struct cuzk_error *err);
  *
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT`,
  * `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE` (truncated,
- * corrupt or not a parameter file, with what and where).
+ * corrupt or not a parameter file, with what and where), `CUZK_TOO_LARGE`
+ * (the process cannot take the decoded parameters: about the file's size).
  *
  * Thread-safety: safe from many threads at once.
  */
@@ -970,7 +971,9 @@ void cuzk_params_free(struct cuzk_params *params);
  *
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_UNKNOWN_CIRCUIT`,
  * `CUZK_INVALID_ARGUMENT`, `CUZK_BAD_PCE_FILE` (truncated, corrupt, or for
- * another circuit), `CUZK_IO`, `CUZK_TOO_LARGE`, `CUZK_UNSUPPORTED`.
+ * another circuit), `CUZK_IO`, `CUZK_TOO_LARGE` (above the size limit, or
+ * more than the process can take: reading the file, or extracting the PCE),
+ * `CUZK_UNSUPPORTED`.
  *
  * Thread-safety: safe from many threads at once; concurrent loads of one
  * circuit wait for a single load.

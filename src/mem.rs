@@ -293,6 +293,23 @@ pub fn available_bytes() -> Result<u64> {
     Ok(room.map_or(avail, |r| r.min(avail)))
 }
 
+/// `Ok` when `bytes` more fit in what the process may still take ([`available_bytes`]), else
+/// `TooLarge` saying what `what` needs: checked before a big allocation that the machine cannot
+/// hold (Rust aborts the process when an allocation fails, and overcommit calls the OOM killer
+/// instead). Where the available memory cannot be read there is nothing to check against.
+pub fn check_room(what: &str, bytes: u64) -> Result<()> {
+    match available_bytes() {
+        Ok(room) if bytes > room => Err(Error::TooLarge(format!(
+            "{what} needs about {:.1} GiB; this process may take {:.1} GiB",
+            bytes as f64 / GIB,
+            room as f64 / GIB
+        ))),
+        _ => Ok(()),
+    }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
 /// The least room (limit − usage) among the memory cgroups of this process and their
 /// ancestors, from `/proc/self/cgroup`'s text and a reader of `/sys/fs/cgroup` files; `None`
 /// when no limit is set. A cgroup path that is not mounted as such (a container's namespace

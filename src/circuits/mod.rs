@@ -153,9 +153,25 @@ impl Circuit {
         }
     }
 
-    /// Records the circuit's PCE from its blank form.
+    /// Records the circuit's PCE from its blank form; `TooLarge` at once when the process cannot
+    /// take what that needs ([`Circuit::extraction_bytes`]).
     pub fn extract_pce(&self) -> Result<Pce> {
+        if let Some(bytes) = self.extraction_bytes() {
+            crate::mem::check_room(&format!("extracting the PCE of {}", self.label()), bytes)?;
+        }
         pce::extract(self.blank()?)
+    }
+
+    /// The most host memory extracting this circuit's PCE takes, where it can be more than a
+    /// machine holds: a synthetic circuit's, 128 bytes per constraint (the recorder's vectors
+    /// while they grow, then the compact form; 86–116 measured at 2^20, the process included).
+    /// A PoRep partition's is bounded by its sector size (5.27 GiB at 32 GiB, BENCHMARKS.md).
+    pub fn extraction_bytes(&self) -> Option<u64> {
+        match self {
+            Circuit::Synthetic { size, .. } => Some(128 * *size as u64),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(_) => None,
+        }
     }
 
     /// The process-wide PCE of this circuit: the one already loaded, else the file at `path`

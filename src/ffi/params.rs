@@ -83,7 +83,8 @@ pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_para
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT`,
 /// `CUZK_FILE_NOT_FOUND`, `CUZK_IO`, `CUZK_BAD_PARAMS_FILE` (truncated,
-/// corrupt or not a parameter file, with what and where).
+/// corrupt or not a parameter file, with what and where), `CUZK_TOO_LARGE`
+/// (the process cannot take the decoded parameters: about the file's size).
 ///
 /// Thread-safety: safe from many threads at once.
 #[no_mangle]

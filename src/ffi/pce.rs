@@ -94,7 +94,9 @@ pub fn load_pce(circuit: Circuit, path: &Path, verify_checksums: bool, access: A
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_UNKNOWN_CIRCUIT`,
 /// `CUZK_INVALID_ARGUMENT`, `CUZK_BAD_PCE_FILE` (truncated, corrupt, or for
-/// another circuit), `CUZK_IO`, `CUZK_TOO_LARGE`, `CUZK_UNSUPPORTED`.
+/// another circuit), `CUZK_IO`, `CUZK_TOO_LARGE` (above the size limit, or
+/// more than the process can take: reading the file, or extracting the PCE),
+/// `CUZK_UNSUPPORTED`.
 ///
 /// Thread-safety: safe from many threads at once; concurrent loads of one
 /// circuit wait for a single load.

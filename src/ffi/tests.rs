@@ -445,3 +445,25 @@ fn engines_budgets_and_cancels() {
         cuzk_params_free(p);
     }
 }
+
+/// A circuit whose extraction this machine cannot hold is refused at once with
+/// `CUZK_TOO_LARGE`, before anything is allocated (not ended by the OOM killer or an
+/// allocation-failure abort partway).
+#[test]
+fn an_extraction_too_large_for_the_machine_is_refused_at_once() {
+    let c = mimc(crate::circuits::MAX_SYNTHETIC_SIZE);
+    let needs = 128 * crate::circuits::MAX_SYNTHETIC_SIZE;
+    if crate::mem::available_bytes().map_or(true, |room| room >= needs) {
+        eprintln!("skipped: this machine could hold the extraction of a 2^30 circuit");
+        return;
+    }
+    let dir = tmp_dir("too-large");
+    let path = cpath(&dir.join("huge.pce"));
+    let (mut out, mut e) = (null_mut(), new_err());
+    let start = std::time::Instant::now();
+    // SAFETY: every pointer points to a live local of the right type.
+    let status = unsafe { cuzk_pce_load(&c, path.as_ptr(), 0, &mut out, &mut *e) };
+    assert_eq!(status, CUZK_TOO_LARGE, "{}", message(&e));
+    assert!(message(&e).contains("GiB"), "{}", message(&e));
+    assert!(out.is_null() && start.elapsed().as_secs() < 10);
+}

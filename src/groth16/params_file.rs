@@ -181,9 +181,14 @@ fn g2(checked: bool) -> impl Fn(&[u8; G2_BYTES]) -> Option<G2Affine> + Sync {
 
 /// Reads a `.params` file: from its decoded cache beside it when that is a good cache of the
 /// file as it is now (`params_cache.rs`), else by decoding it ([`decode_params`]) and writing
-/// the cache for the next start (a cache that cannot be written is only logged).
+/// the cache for the next start (a cache that cannot be written is only logged). `TooLarge`
+/// when the process cannot take the decoded parameters (about the file's size: points are kept
+/// as the file stores them, uncompressed).
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let source = Source::of(&open_regular(path)?).map_err(|e| io(path, "reading", e))?;
+    let file = open_regular(path)?;
+    let len = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?.len();
+    crate::mem::check_room(&format!("loading {}", path.display()), len)?;
+    let source = Source::of(&file).map_err(|e| io(path, "reading", e))?;
     let cache = params_cache::path_of(path);
     if let Some(p) = params_cache::read(&cache, source, checked) {
         return Ok(p);

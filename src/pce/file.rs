@@ -282,7 +282,10 @@ pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool, acce
         )));
     }
     let bytes = match access {
-        Access::Read => read_all(&f, len, path)?,
+        Access::Read => {
+            crate::mem::check_room(&format!("reading {}", path.display()), len)?;
+            read_all(&f, len, path)?
+        }
         Access::Map => {
             // SAFETY: memmap2's `map` is unsafe because the file may change
             // while mapped. The mapping is read-only and its contents are
