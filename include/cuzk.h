@@ -814,6 +814,21 @@ cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,
                                 struct cuzk_error *err);
 
 /**
+ * Makes the engine's devices ready to prove `pce`'s circuit with `params`:
+ * the parameters are uploaded to every GPU of the engine now (where they
+ * fit), not by the first proof on each, which is then as fast as the next
+ * ones; on the CPU there is nothing to do. Returns once done. The handles
+ * are borrowed for the call; `engine` NULL: the default engine.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_PARAMS_MISMATCH` (not the PCE's
+ * circuit's parameters), `CUZK_GPU`.
+ */
+cuzk_status cuzk_engine_prepare(const struct cuzk_engine *engine,
+                                const struct cuzk_pce *pce,
+                                const struct cuzk_params *params,
+                                struct cuzk_error *err);
+
+/**
  * Writes to `out` the host bytes one proof of `pce`'s circuit holds at its
  * peak (witness, a/b/c and H buffers, from the PCE's dimensions); the budget
  * must hold at least this much. The a/b/c part is reserved only while the

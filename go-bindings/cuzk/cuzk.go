@@ -385,6 +385,30 @@ func (e *Engine) Footprint(pce *PCE) (uint64, error) {
 	return n, check("cuzk_engine_footprint", s, msg)
 }
 
+// Prepare makes the engine's devices ready to prove pce's circuit with params
+// (the parameters uploaded to every GPU now), so that the first proof is as
+// fast as the next ones. Nothing to do on the CPU.
+func (e *Engine) Prepare(pce *PCE, params *Params) error {
+	// The lock order: PCE, Params, Engine.
+	if err := pce.acquire(); err != nil {
+		return err
+	}
+	defer pce.release()
+	if err := params.acquire(); err != nil {
+		return err
+	}
+	defer params.release()
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	defer e.release()
+	s, msg := ccuzk.EnginePrepare(e.h, pce.h, params.h)
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(pce)
+	runtime.KeepAlive(params)
+	return check("cuzk_engine_prepare", s, msg)
+}
+
 // PredictedPeak is the peak RSS the engine predicts with inFlight proofs of
 // pce's circuit: RSS now (call it warm) plus inFlight footprints.
 func (e *Engine) PredictedPeak(pce *PCE, inFlight uint32) (uint64, error) {

@@ -277,7 +277,13 @@ func TestEngineBudgetAndContextCancel(t *testing.T) {
 	if peak, err := probe.PredictedPeak(pce, 4); err != nil || peak < 4*fp {
 		t.Fatalf("predicted peak %d for 4 × %d: %v", peak, fp, err)
 	}
+	if err := probe.Prepare(pce, params); err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
 	probe.Close()
+	if err := probe.Prepare(pce, params); !errors.Is(err, ErrClosed) {
+		t.Fatalf("prepare on a closed engine: %v", err)
+	}
 	if _, err := NewEngine(EngineConfig{Devices: []uint32{9}}); !errors.Is(err, ErrNoSuchDevice) {
 		t.Fatalf("device 9: %v", err)
 	}

@@ -189,6 +189,12 @@ impl Engine {
         self.budget.stage_limit()
     }
 
+    /// Makes every device of the engine ready for proofs of `pce` with `params` (their upload
+    /// to each GPU), so that the first proof is as fast as the next ones.
+    pub fn prepare(&self, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
+        self.lanes.backends.iter().try_for_each(|&b| groth16::prepare(b, pce, params))
+    }
+
     /// Predicted peak RSS for `j` proofs of `pce` in flight, over `static_bytes` resident once
     /// the engine is warm (see [`super::footprint::predicted_peak`]).
     pub fn predicted_peak(&self, static_bytes: u64, pce: &Pce, j: usize) -> u64 {

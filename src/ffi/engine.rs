@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::boundary::{arg_opt_out, arg_opt_ref, arg_out, arg_ref};
+use super::params::cuzk_params;
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
@@ -360,6 +361,28 @@ pub unsafe extern "C" fn cuzk_engine_devices(
         }
         len.write(devices.len());
         Ok(())
+    })
+}
+
+/// Makes the engine's devices ready to prove `pce`'s circuit with `params`:
+/// the parameters are uploaded to every GPU of the engine now (where they
+/// fit), not by the first proof on each, which is then as fast as the next
+/// ones; on the CPU there is nothing to do. Returns once done. The handles
+/// are borrowed for the call; `engine` NULL: the default engine.
+///
+/// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_PARAMS_MISMATCH` (not the PCE's
+/// circuit's parameters), `CUZK_GPU`.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_engine_prepare(
+    engine: *const cuzk_engine,
+    pce: *const cuzk_pce,
+    params: *const cuzk_params,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let pce = arg_ref(pce, "pce")?;
+        let params = arg_ref(params, "params")?;
+        Ok(engine_or_default(arg_opt_ref(engine, "engine")?)?.prepare(&pce.pce, &params.params)?)
     })
 }
 

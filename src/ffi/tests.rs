@@ -341,6 +341,14 @@ fn engines_budgets_and_cancels() {
         let mut one = engine_config(fp);
         one.flags |= CUZK_ENGINE_NO_CRITICAL_RESERVE;
         assert_eq!(cuzk_engine_new(&one, &mut eng, &mut *e), CUZK_OK);
+        // Prepare: nothing to upload on the CPU; another circuit's parameters are refused.
+        assert_eq!(cuzk_engine_prepare(eng, a, p, &mut *e), CUZK_OK, "{}", message(&e));
+        assert_eq!(cuzk_engine_prepare(eng, a, null(), &mut *e), CUZK_NULL_ARGUMENT);
+        let mut small: *mut cuzk_params = null_mut();
+        let small_path = cpath(&dir.join("small.params"));
+        assert_eq!(cuzk_params_generate(&mimc(500), small_path.as_ptr(), 7, &mut small, &mut *e), CUZK_OK);
+        assert_eq!(cuzk_engine_prepare(eng, a, small, &mut *e), CUZK_PARAMS_MISMATCH);
+        cuzk_params_free(small);
         let mut n = 0usize;
         assert_eq!(cuzk_engine_devices(eng, null_mut(), 0, &mut n, &mut *e), CUZK_OK);
         assert_eq!(n, 1);

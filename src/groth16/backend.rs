@@ -79,6 +79,20 @@ pub fn prove(
     Ok((proof, t))
 }
 
+/// Makes `backend` ready to prove with `params`: on a GPU, the parameters uploaded (the first
+/// proof otherwise does it); nothing on the CPU. `ParamsMismatch` when they are not `pce`'s.
+pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
+    check_shape(pce, params)?;
+    match backend {
+        Backend::Cpu => Ok(()),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(device) => super::cuda::prepare(device, pce, params),
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda(device) => gpu::check_device(device),
+        Backend::Auto => Err(Error::InvalidInput("the backend must be resolved first".into())),
+    }
+}
+
 /// Rejects a witness, evaluation or parameter set that does not fit `pce`.
 fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
     pce.check_witness(w)?;

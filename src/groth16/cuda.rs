@@ -95,6 +95,12 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     Ok(placed)
 }
 
+/// Uploads the queries of `p` to `device` now (if they fit), so that the first proof does not
+/// pay for it, and does not hold the upload lock other proofs' placements wait on.
+pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
+    placement(device, pce, p).map(drop)
+}
+
 /// Frees the device copies of every parameter set nobody holds any more
 /// (its last `Arc` dropped: unloaded from [`super::srs`] and no handle or
 /// proof left). Waits while another thread uploads parameters.
@@ -277,9 +283,9 @@ mod tests {
     /// The device copies of parameters stay while anyone holds them, and go
     /// at the next `evict_unloaded` once nobody does.
     #[test]
-    fn device_copies_freed_once_params_dropped() {
+    fn prepared_device_copies_freed_once_params_dropped() {
         if gpu::device_count() == 0 {
-            eprintln!("device_copies_freed_once_params_dropped: skipped, no CUDA device");
+            eprintln!("prepared_device_copies_freed_once_params_dropped: skipped, no CUDA device");
             return;
         }
         let circuit = Synthetic::new(Family::Sha256Chain, 1 << 12, 1);
@@ -290,6 +296,9 @@ mod tests {
         let h = Arc::downgrade(&params.h);
         let key = (0u32, h.as_ptr() as usize);
         let cached = || RESIDENT.lock().unwrap().as_ref().is_some_and(|c| c.contains_key(&key));
+        assert!(!cached());
+        super::super::prepare(Backend::Cuda(0), &pce, &params).unwrap();
+        assert!(cached(), "prepare uploads the parameters");
         let placed = placement(0, &pce, &params).unwrap();
         assert!(matches!(*placed, Placement::Resident(_)));
         drop(placed);

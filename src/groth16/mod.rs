@@ -31,7 +31,7 @@ use group::Curve;
 use crate::{Error, Result};
 
 pub use crate::gpu::Urgency;
-pub use backend::{prove, Backend};
+pub use backend::{prepare, prove, Backend};
 pub use params::{check_shape, dummy_params};
 pub use params_cache::path_of as params_cache_path;
 pub use params_file::{decode_params, read_params};

@@ -377,6 +377,13 @@ func EngineFootprint(h Engine, pce Pce) (uint64, Status, string) {
 	return uint64(out), Status(s), detail(&e)
 }
 
+// EnginePrepare is cuzk_engine_prepare.
+func EnginePrepare(h Engine, pce Pce, params Params) (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_engine_prepare(h.p, pce.p, params.p, &e)
+	return Status(s), detail(&e)
+}
+
 // EnginePredictedPeak is cuzk_engine_predicted_peak.
 func EnginePredictedPeak(h Engine, pce Pce, inFlight uint32) (uint64, Status, string) {
 	var out C.uint64_t

@@ -38,6 +38,10 @@ pub struct Opts {
     /// Do not verify (for --params files made with `params --dummy`).
     #[arg(long)]
     pub no_verify: bool,
+    /// Make the engine's devices ready first (`Engine::prepare`: the parameters uploaded to
+    /// each GPU), so the first proof does not pay for it.
+    #[arg(long)]
+    pub prepare: bool,
     /// PoRep circuits (`--circuit porep-2KiB`): the C1 output JSON to prove
     /// (`cuzk-bench c1` writes one); without it a sector is sealed here.
     #[arg(long)]
@@ -106,6 +110,15 @@ pub fn run(o: Opts) -> Result<()> {
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
     let engine = engine_for(backend)?;
+    let prepare_s = match o.prepare {
+        true => {
+            let (r, secs) = stage("preparing the devices", || engine.prepare(&pce, &params));
+            r?;
+            println!("prepared in {secs:.3} s");
+            Some(secs)
+        }
+        false => None,
+    };
     // (r, s) of partition k, fixed when the bytes are compared with bellperson's.
     let fixed = |k: u64| (Scalar::from(11 + k), Scalar::from(13 + k));
     let randomness = o.compare_bellperson.then(|| (0..circuit.partitions() as u64).map(fixed).collect());
@@ -178,8 +191,12 @@ pub fn run(o: Opts) -> Result<()> {
             return Err("proof differs from bellperson's (use -n 1)".into());
         }
     }
+    rows.push(("each proof", all.iter().map(|t| format!("{:.3}", t.total)).collect::<Vec<_>>().join(" / ") + " s"));
     table("prove", &rows);
-    report(&o, backend, pce.num_constraints(), &t, all.len(), real_params, compare)
+    let each: Vec<f64> = all.iter().map(|t| t.total).collect();
+    let mut out = report(&o, backend, pce.num_constraints(), &t, &each, real_params, compare);
+    out["prepare_s"] = json!(prepare_s);
+    write_json(o.c.json.as_deref(), &out)
 }
 
 /// `--params`, or dummy parameters of the PCE's shape; whether proofs can verify.
@@ -229,21 +246,19 @@ fn report(
     backend: Backend,
     constraints: usize,
     t: &Timings,
-    proofs: usize,
+    each: &[f64],
     verified: bool,
     compare: serde_json::Value,
-) -> Result<()> {
-    write_json(
-        o.c.json.as_deref(),
-        &json!({
+) -> serde_json::Value {
+    json!({
             "backend": format!("{backend:?}"),
             "circuit": o.c.circuit,
             "constraints": constraints,
-            "proofs": proofs,
+            "proofs": each.len(),
             "stages": stage_json(t),
             "total_s": t.total,
+            "each_total_s": each,
             "verified": verified,
             "bellperson": compare,
-        }),
-    )
+    })
 }
