@@ -21,6 +21,14 @@ const family = "mimc-chain"
 // temporary directory.
 func setup(t *testing.T, size uint64) (*PCE, *Params, Circuit) {
 	t.Helper()
+	pce, params, c := load(t, size)
+	t.Cleanup(func() { pce.Close(); params.Close() })
+	return pce, params, c
+}
+
+// load is setup without the cleanup: the caller closes the handles.
+func load(t *testing.T, size uint64) (*PCE, *Params, Circuit) {
+	t.Helper()
 	dir := t.TempDir()
 	c := Synthetic(family, size)
 	pce, err := LoadPCE(c, filepath.Join(dir, "c.pce"))
@@ -31,7 +39,6 @@ func setup(t *testing.T, size uint64) (*PCE, *Params, Circuit) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pce.Close(); params.Close() })
 	return pce, params, c
 }
 
@@ -395,16 +402,7 @@ func collect(t *testing.T, what string, results <-chan error, n int, timeout tim
 // The handles are closed by the test itself, not by cleanups: after a
 // deadlock a cleanup's Close would hang instead of letting the test fail.
 func TestLockOrderWithClose(t *testing.T) {
-	dir := t.TempDir()
-	c := Synthetic(family, 1000)
-	pce, err := LoadPCE(c, filepath.Join(dir, "c.pce"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := GenerateParams(c, filepath.Join(dir, "c.params"), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pce, params, c := load(t, 1000)
 	e, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 1 << 30})
 	if err != nil {
 		t.Fatal(err)

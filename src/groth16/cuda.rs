@@ -246,31 +246,13 @@ mod tests {
         let params = super::super::dummy_params(&pce, 7);
         let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
-        let one = || {
-            super::super::prove(
-                Backend::Cuda(0),
-                Urgency::Throughput,
-                &pce,
-                &w,
-                evaluate(&pce, &w).unwrap(),
-                &params,
-                (r, s),
-            )
-            .unwrap()
-            .0
+        let on = |backend| {
+            let abc = evaluate(&pce, &w).unwrap();
+            super::super::prove(backend, Urgency::Throughput, &pce, &w, abc, &params, (r, s)).unwrap().0
         };
+        let one = || on(Backend::Cuda(0));
         let want = one();
-        let cpu = super::super::prove(
-            Backend::Cpu,
-            Urgency::Throughput,
-            &pce,
-            &w,
-            evaluate(&pce, &w).unwrap(),
-            &params,
-            (r, s),
-        )
-        .unwrap()
-        .0;
+        let cpu = on(Backend::Cpu);
         assert!(want == cpu, "GPU proof differs from the CPU backend's");
         let got: Vec<Proof<Bls12>> = std::thread::scope(|sc| {
             let threads: Vec<_> = (0..4).map(|_| sc.spawn(|| (0..3).map(|_| one()).collect::<Vec<_>>())).collect();
