@@ -482,15 +482,34 @@ type Proof []byte
 // Timings are seconds per stage of one proof (summed over PoRep partitions).
 type Timings = ccuzk.Timings
 
-// Prove makes one proof. If ctx ends while the request waits (for memory
-// budget, for a device, or between stages), the request is cancelled,
-// holds no memory, and Prove returns ctx.Err().
+// MaxCallsInC bounds the throughput Prove calls in the library at once, in
+// this process: a call holds an OS thread while it waits in C for memory
+// budget or a device, and a Go program dies at 10,000 threads
+// (runtime/debug.SetMaxThreads). Calls beyond it wait in Go, as parked
+// goroutines, in arrival order (the library orders those inside it by
+// priority). Critical requests are not counted and never wait here.
+const MaxCallsInC = 1000
+
+var callsInC = make(chan struct{}, MaxCallsInC)
+
+// Prove makes one proof; call it from as many goroutines as you like. If ctx
+// ends while the request waits (for a place among MaxCallsInC, memory
+// budget, a device, or between stages), the request is cancelled, holds no
+// memory, and Prove returns ctx.Err().
 func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, Timings{}, err
 	}
 	if req.PCE == nil || req.Params == nil {
 		return nil, Timings{}, &Error{Status: StatusNullArgument, Op: "cuzk_prove", Message: "Request.PCE and Request.Params are required"}
+	}
+	if !req.Critical {
+		select {
+		case callsInC <- struct{}{}:
+			defer func() { <-callsInC }()
+		case <-ctx.Done():
+			return nil, Timings{}, ctx.Err()
+		}
 	}
 	n, err := ProofLen(req.circuit())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -562,5 +563,61 @@ func TestPorep2KiB(t *testing.T) {
 	r.Circuit = &other
 	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrCircuitMismatch) {
 		t.Errorf("request for 8MiB on the 2KiB PCE: %v", err)
+	}
+}
+
+// TestManyCallersStayUnderTheThreadLimit: more callers than threads the
+// runtime allows, on an engine that proves one at a time. A caller waiting
+// in C holds an OS thread; those beyond MaxCallsInC wait in Go instead, so
+// the program stays alive; then every one is cancelled.
+func TestManyCallersStayUnderTheThreadLimit(t *testing.T) {
+	pce, params, _ := setup(t, 1000)
+	probe, err := NewEngine(EngineConfig{CPUOnly: true, BudgetBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := probe.Footprint(pce)
+	probe.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(EngineConfig{CPUOnly: true, SynthesisThreads: 1, BudgetBytes: fp, NoCriticalReserve: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	defer debug.SetMaxThreads(debug.SetMaxThreads(MaxCallsInC + 300))
+	callers := MaxCallsInC + 500
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, callers)
+	for i := 0; i < callers; i++ {
+		go func(i int) {
+			_, _, err := Prove(ctx, Request{PCE: pce, Params: params, Engine: e, Seed: uint64(i)})
+			errs <- err
+		}(i)
+	}
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := e.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Waiting >= MaxCallsInC-10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d callers waiting in the library", st.Waiting)
+		}
+	}
+	// Time for the other callers to reach the library, were they let in.
+	time.Sleep(time.Second)
+	if st, err := e.Stats(); err != nil || st.Waiting >= MaxCallsInC {
+		t.Fatalf("%d callers waiting in the library (each on a thread): %v", st.Waiting, err)
+	}
+	cancel()
+	for i := 0; i < callers; i++ {
+		if err := <-errs; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -175,6 +175,11 @@ impl Lanes {
         }
     }
 
+    /// Backend workers over every device (the express ones not counted).
+    pub(super) fn workers(&self) -> usize {
+        self.workers * self.backends.len()
+    }
+
     pub(super) fn index_of(&self, b: Backend) -> Result<usize> {
         self.backends.iter().position(|&x| x == b).ok_or_else(|| {
             Error::InvalidInput(format!("{b:?} is not one of this engine's devices {:?}", self.backends))

@@ -184,6 +184,13 @@ impl Engine {
         footprint(pce, self.kind())
     }
 
+    /// How many partitions of one request are moved along at once (each on a thread of its
+    /// own): as many as may hold a, b, c, plus one per backend worker. More would only wait
+    /// for budget, each holding a thread.
+    pub fn partitions_at_once(&self) -> usize {
+        self.abc_holders() + self.lanes.workers()
+    }
+
     /// Proofs that may hold a, b, c at once ([`ABC_HOLDERS_PER_DEVICE`] per device).
     pub fn abc_holders(&self) -> usize {
         self.budget.stage_limit()

@@ -1,6 +1,10 @@
-//! A request: every partition of a statement proven through the engine at once, each reserving
-//! its own footprint, the first failure cancelling the rest; and its proof bytes verified.
+//! A request: every partition of a statement proven through the engine, as many at once as the
+//! engine moves along, each reserving its own footprint, the first failure cancelling the rest;
+//! and its proof bytes verified.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof, VerifyingKey};
@@ -52,8 +56,8 @@ impl Partitions for Statement {
 }
 
 impl Engine {
-    /// Proves every partition of `req.statement` at once and returns their proofs in partition
-    /// order, with the partitions' stage times summed (`total`: the request's wall time). Each
+    /// Proves every partition of `req.statement` ([`Engine::partitions_at_once`] at a time) and
+    /// returns their proofs in partition order, with the partitions' stage times summed (`total`: the request's wall time). Each
     /// partition is checked against its public inputs unless `opts.verify` is off. The first
     /// partition that fails cancels the others and its error is the request's; a cancel of
     /// `req.cancel` ends every partition still waiting.
@@ -88,23 +92,32 @@ impl Engine {
             })
             .inspect_err(|_| stop.cancel())
         };
-        let outcomes: Vec<Result<_>> = if n == 1 {
-            vec![partition(0)]
-        } else {
-            let partition = &partition;
-            std::thread::scope(|s| {
-                let running: Vec<_> = (0..n).map(|k| s.spawn(move || partition(k))).collect();
-                running
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|p| {
-                            stop.cancel();
-                            Err(Error::Synthesis(format!("a partition panicked: {}", crate::error::panic_text(&*p))))
-                        })
-                    })
-                    .collect()
-            })
+        // More partitions at once than the engine can move along would only wait for budget,
+        // each holding a thread: a few threads take the partitions in turn.
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<_>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        let take = || loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n {
+                break;
+            }
+            let outcome = match stop.is_cancelled() {
+                true => Err(Error::Cancelled),
+                false => std::panic::catch_unwind(AssertUnwindSafe(|| partition(k))).unwrap_or_else(|p| {
+                    stop.cancel();
+                    Err(Error::Synthesis(format!("a partition panicked: {}", crate::error::panic_text(&*p))))
+                }),
+            };
+            *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
         };
+        match n.min(self.partitions_at_once()) {
+            1 => take(),
+            threads => std::thread::scope(|s| (0..threads).for_each(|_| drop(s.spawn(take)))),
+        }
+        let outcomes: Vec<Result<_>> = slots
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or(Err(Error::Cancelled)))
+            .collect();
         // The first real failure, not the cancels it caused in its siblings.
         let failures = || outcomes.iter().filter_map(|r| r.as_ref().err());
         if let Some(e) = failures().find(|e| **e != Error::Cancelled).or_else(|| failures().next()) {

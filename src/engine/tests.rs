@@ -542,6 +542,39 @@ fn partitions_are_proven_at_once_in_order() {
     assert_eq!(e.budget().held(), 0);
 }
 
+/// A request of many partitions moves only as many along at once as the engine can use (a/b/c
+/// holders plus workers: 3 on one device), each on a thread, not one thread per partition;
+/// the proofs still come back in order.
+#[test]
+fn many_partitions_take_a_few_threads_in_turn() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    assert_eq!(e.partitions_at_once(), 3);
+    let several = Several { seeds: 40..60 };
+    let fp = footprint(&pce, Backend::Cuda(0));
+    gpus.hold.store(true, Ordering::SeqCst);
+    let proofs = std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let h = s.spawn(|| {
+            e.prove_partitions(several_request(&pce, &params, &several, ProveOptions::default(), CancelToken::new()))
+        });
+        let t0 = std::time::Instant::now();
+        while gpus.calls.lock().unwrap().is_empty() {
+            assert!(t0.elapsed().as_secs() < 60);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // The rest have had time to be admitted, were there threads for them.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let held = e.budget().held();
+        assert!(held > 0 && held <= 3 * fp, "{held} held: more than 3 partitions in flight ({fp} each)");
+        gpus.hold.store(false, Ordering::SeqCst);
+        h.join().unwrap().expect("every partition verifies").0
+    });
+    assert_eq!(proofs.len(), 20);
+    assert_eq!(e.budget().held(), 0);
+}
+
 /// The first partition that fails fails the request with its own error; the others are
 /// cancelled and nothing stays reserved.
 #[test]
