@@ -57,10 +57,10 @@ impl Partitions for Statement {
 
 impl Engine {
     /// Proves every partition of `req.statement` ([`Engine::partitions_at_once`] at a time) and
-    /// returns their proofs in partition order, with the partitions' stage times summed (`total`: the request's wall time). Each
-    /// partition is checked against its public inputs unless `opts.verify` is off. The first
-    /// partition that fails cancels the others and its error is the request's; a cancel of
-    /// `req.cancel` ends every partition still waiting.
+    /// returns their proofs in partition order, with the partitions' stage times summed
+    /// (`total`: the request's wall time). Each partition is checked against its public inputs
+    /// unless `opts.verify` is off. The first partition that fails cancels the others and its
+    /// error is the request's; a cancel of `req.cancel` ends every partition still waiting.
     pub fn prove(&self, req: Request<'_>) -> Result<(Vec<Proof<Bls12>>, Timings)> {
         self.prove_partitions(req)
     }
