@@ -14,7 +14,8 @@ use crate::circuits::{Circuit, Kind};
 use crate::groth16::{params::generate_params, srs};
 
 /// Check that every point is in its subgroup while reading (on every core; a
-/// cache written without this check is not used). A flag of
+/// cache written without this check is not used). Parameters already loaded
+/// without it have their resident points checked then, once. A flag of
 /// `cuzk_params_load`. Without it the points are only checked to be on their
 /// curve, as filecoin-proofs trusts its parameter cache.
 pub const CUZK_PARAMS_LOAD_CHECKED: u32 = 1;
