@@ -503,7 +503,9 @@ struct cuzk_device_stats {
   uint32_t in_use;
   /**
    * 1 while the device is in rotation for automatic requests; 0 after
-   * three device errors in a row (until a request naming it succeeds).
+   * three device errors in a row, for a minute: then automatic requests
+   * probe it again (a success, or one of a request naming it, brings it
+   * back). `in_use` counts its express worker too.
    */
   uint32_t healthy;
   /**

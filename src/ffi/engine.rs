@@ -138,7 +138,9 @@ pub struct cuzk_device_stats {
     /// Workers running a backend stage now.
     pub in_use: u32,
     /// 1 while the device is in rotation for automatic requests; 0 after
-    /// three device errors in a row (until a request naming it succeeds).
+    /// three device errors in a row, for a minute: then automatic requests
+    /// probe it again (a success, or one of a request naming it, brings it
+    /// back). `in_use` counts its express worker too.
     pub healthy: u32,
     /// Backend stages that succeeded / failed.
     pub proofs: u64,
