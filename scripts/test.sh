@@ -43,7 +43,7 @@ case " $flags " in
   step "fixtures: a 2 KiB PoRep C1 output and dummy partition parameters"
   fx=target/fixtures
   mkdir -p "$fx"
-  bench=target/release/cuzk-bench
+  bench=${CARGO_TARGET_DIR:-target}/release/cuzk-bench
   # shellcheck disable=SC2086
   [ -x "$bench" ] || cargo build --release $flags --bin cuzk-bench
   "$bench" c1 --sector 2KiB --out "$fx/porep-2k-c1.json"
