@@ -85,7 +85,8 @@
 
 /**
  * Skip the per-section checksums when loading an existing PCE file (bounds
- * and structure are still validated). A flag of `cuzk_pce_load`.
+ * and structure are still validated). Without it, a PCE already loaded with
+ * it has its file's checksums checked then, once. A flag of `cuzk_pce_load`.
  */
 #define CUZK_PCE_LOAD_SKIP_CHECKSUMS 1
 

@@ -435,3 +435,41 @@ fn write_fuzz_seeds() {
         file::save(&extract(c.blank()).unwrap(), &c.circuit_id(), &dir.join(c.circuit_id())).unwrap();
     }
 }
+
+/// A load that asks for checksums is not served, as it is, an instance loaded before without
+/// them: its file's sections are checked then (once), and a corrupt one is refused.
+#[test]
+fn a_verified_load_checks_an_instance_loaded_unverified() {
+    let _g = REGISTRY_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmp_dir("verify-on-hit");
+    let c = Synthetic::new(Family::Sha256Chain, 30_000, 1);
+    let good = dir.join("good.pce");
+    file::save(&extract(c.blank()).unwrap(), "test-verify-on-hit", &good).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    // A flip past the header that only the checksums catch.
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let corrupt = (0..10_000)
+        .map(|_| {
+            let mut b = bytes.clone();
+            let bit = rng.gen_range(HEADER_LEN * 8..b.len() * 8);
+            b[bit / 8] ^= 1 << (bit % 8);
+            b
+        })
+        .find(|b| load_bytes(b, None, false).is_ok())
+        .expect("some flips pass the structural checks");
+    let bad = dir.join("bad.pce");
+    std::fs::write(&bad, &corrupt).unwrap();
+    for access in [Access::Read, Access::Map] {
+        let id = "test-verify-on-hit";
+        let p = registry::load_or_extract(id, &bad, false, access, || panic!("must not extract")).unwrap();
+        let m = registry::load_or_extract(id, &bad, true, access, || panic!("must not extract"));
+        assert!(matches!(m, Err(Error::BadPceFile(ref m)) if m.contains("checksum")), "{m:?}");
+        drop(p);
+        assert!(registry::unload(id));
+        let p = registry::load_or_extract(id, &good, false, access, || panic!("must not extract")).unwrap();
+        let q = registry::load_or_extract(id, &good, true, access, || panic!("must not extract")).unwrap();
+        assert!(Arc::ptr_eq(&p, &q));
+        assert!(registry::unload(id));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -12,7 +12,8 @@ use crate::pce::{registry, Access, Pce};
 use crate::Error;
 
 /// Skip the per-section checksums when loading an existing PCE file (bounds
-/// and structure are still validated). A flag of `cuzk_pce_load`.
+/// and structure are still validated). Without it, a PCE already loaded with
+/// it has its file's checksums checked then, once. A flag of `cuzk_pce_load`.
 pub const CUZK_PCE_LOAD_SKIP_CHECKSUMS: u32 = 1;
 
 /// Map the PCE file and use it in place instead of reading it into memory. A

@@ -45,7 +45,7 @@ use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use blstrs::Scalar;
 use ff::PrimeField;
@@ -340,10 +340,37 @@ pub fn load_from(bytes: FileBytes, expected_id: Option<&str>, verify_checksums: 
         verify_section_checksums(&bytes, &header)?;
     }
     let dict = read_dictionary(&bytes[header.section_range(sec::DICT)])?;
-    let pce = file_pce(&Arc::new(bytes), &header, dict);
+    let bytes = Arc::new(bytes);
+    let pce = file_pce(&bytes, &header, dict);
     validate(&pce)?;
+    if verify_checksums {
+        verified().push(Arc::downgrade(&bytes));
+    }
     let Header { circuit_id, fingerprint, .. } = header;
     Ok(LoadedPce { pce, circuit_id, fingerprint })
+}
+
+/// The file bytes whose every section's checksum was checked (the `Weak` pins their address
+/// while they live).
+static VERIFIED: Mutex<Vec<Weak<FileBytes>>> = Mutex::new(Vec::new());
+
+fn verified() -> std::sync::MutexGuard<'static, Vec<Weak<FileBytes>>> {
+    let mut all = VERIFIED.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|w| w.strong_count() > 0);
+    all
+}
+
+/// Checks the section checksums of the file a loaded PCE was read from (or maps), unless they
+/// were checked when it was loaded or since: for a PCE loaded without the check and asked for
+/// again with it. A PCE that never was a file (extracted, not saved) has nothing to check.
+pub fn ensure_verified(pce: &Pce) -> Result<()> {
+    let Array::File { bytes, .. } = &pce.a.row_ptr else { return Ok(()) };
+    if verified().iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(bytes))) {
+        return Ok(());
+    }
+    verify_section_checksums(bytes, &Header::read(bytes)?)?;
+    verified().push(Arc::downgrade(bytes));
+    Ok(())
 }
 
 /// Checks every section against its checksum in the header, in parallel.

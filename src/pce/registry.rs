@@ -75,8 +75,8 @@ fn load_entry(
 /// from `path` (read into memory or mapped: `access`, see [`Access`]), else
 /// (file missing) `extract`ed, saved to `path` and loaded back from it.
 /// Concurrent calls for one id do the work once and share the instance.
-/// `path`, `verify_checksums` and `access` only matter to the first load of
-/// an id.
+/// `path` and `access` only matter to the first load of an id;
+/// `verify_checksums` also checks an instance loaded before without it (once).
 pub fn load_or_extract(
     circuit_id: &str,
     path: &Path,
@@ -84,7 +84,12 @@ pub fn load_or_extract(
     access: Access,
     extract: impl FnOnce() -> Result<Pce>,
 ) -> Result<Arc<Pce>> {
-    PCES.get_or_load(&circuit_id.to_string(), || load_entry(circuit_id, path, verify_checksums, access, extract))
+    let pce =
+        PCES.get_or_load(&circuit_id.to_string(), || load_entry(circuit_id, path, verify_checksums, access, extract))?;
+    if verify_checksums {
+        file::ensure_verified(&pce)?;
+    }
+    Ok(pce)
 }
 
 /// The loaded instance of `circuit_id`, if any (never loads).
