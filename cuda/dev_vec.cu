@@ -100,6 +100,20 @@ CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, size_t* out)
     })
 }
 
+// Gives back to the driver what device |device_id|'s pool keeps of the
+// proofs' freed buffers (the pool is told to keep them: see stager()), so
+// that it shows as free memory again. Buffers in use stay; those freed in
+// stream order are released once the device is idle up to now (it waits).
+CUZK_FFI RustError::by_value cuzk_gpu_trim(int device_id)
+{
+    CUZK_TRY(device_id, {
+        gpu.sync();
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+    })
+}
+
 CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, const fr_t* host,
                                                  size_t n, scalars_t** out)
 {

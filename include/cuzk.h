@@ -898,8 +898,9 @@ cuzk_status cuzk_mem_reset_peak(struct cuzk_error *err);
  * Frees the buffers engines keep from finished proofs for the next ones
  * (freed anyway after a minute unused, or when a reservation needs their
  * room) and the GPU copies of parameters no handle or proof holds any more,
- * then returns freed heap memory to the kernel (`malloc_trim`; a no-op
- * outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
+ * gives the device memory the GPUs' pools keep of freed proof buffers back
+ * to the driver (free again in `nvidia-smi`), then returns freed heap memory
+ * to the kernel (`malloc_trim`; a no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
  * thread.
  */
 cuzk_status cuzk_mem_trim(struct cuzk_error *err);

@@ -80,14 +80,16 @@ pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_statu
 /// Frees the buffers engines keep from finished proofs for the next ones
 /// (freed anyway after a minute unused, or when a reservation needs their
 /// room) and the GPU copies of parameters no handle or proof holds any more,
-/// then returns freed heap memory to the kernel (`malloc_trim`; a no-op
-/// outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
+/// gives the device memory the GPUs' pools keep of freed proof buffers back
+/// to the driver (free again in `nvidia-smi`), then returns freed heap memory
+/// to the kernel (`malloc_trim`; a no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
 /// thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_mem_trim(err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         crate::engine::drop_idle_buffers();
         crate::groth16::srs::release_unused_device_copies();
+        crate::gpu::trim_pools();
         mem::trim();
         Ok(())
     })

@@ -84,6 +84,18 @@ pub fn devices() -> Vec<DeviceInfo> {
 /// device (it is allocated on the device's first upload and kept).
 static STAGING: Mutex<Vec<(i32, Tracked)>> = Mutex::new(Vec::new());
 
+/// Gives back to the driver what the memory pools of the devices proofs have used keep of
+/// their freed buffers (devices never used are not touched: no context is made for them).
+pub fn trim_pools() {
+    let used: Vec<i32> = STAGING.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(id, _)| *id).collect();
+    for id in used {
+        // SAFETY: a plain call on a device id the C side checks; no pointers.
+        if let Err(e) = check(unsafe { ffi::cuzk_gpu_trim(id) }) {
+            log::warn!("trimming device {id}'s memory pool: {e}");
+        }
+    }
+}
+
 /// [`c_device`] for a call that uploads: also makes sure the device's pinned
 /// staging exists and is accounted as host memory.
 pub(super) fn c_device_for_upload(device_id: usize) -> Result<i32> {

@@ -37,7 +37,7 @@ mod tests;
 mod turns;
 
 #[cfg(feature = "cuda")]
-pub use device::{device_count, device_info, device_memory, devices, DeviceInfo};
+pub use device::{device_count, device_info, device_memory, devices, trim_pools, DeviceInfo};
 #[cfg(feature = "cuda")]
 pub use error::{GpuError, Result};
 #[cfg(feature = "cuda")]
@@ -47,7 +47,7 @@ pub use ntt::{compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
 #[cfg(feature = "cuda")]
 pub use scalars::{DeviceScalars, Scalars};
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, device_memory};
+pub use stub::{device_count, device_memory, trim_pools};
 pub use turns::{Turn, Urgency, MAX_YIELD};
 
 use crate::Error;

@@ -7,6 +7,9 @@ pub fn device_count() -> usize {
     0
 }
 
+/// Nothing to trim: this build has no CUDA device.
+pub fn trim_pools() {}
+
 /// Always `Err`: this build has no CUDA device.
 pub fn device_memory(id: u32) -> Result<(u64, u64)> {
     Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))

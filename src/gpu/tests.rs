@@ -575,3 +575,19 @@ fn gpu_primitive_timings() {
         println!("| DeviceScalars::select (half the bits) | 2^{lg} | - | {first:.3} | {best:.3} |");
     }
 }
+
+/// A proof's freed device buffers stay in the device's pool (it keeps them for the next
+/// proof) until `trim_pools` gives them back to the driver.
+#[test]
+fn trim_gives_the_pools_memory_back() {
+    if !have_gpu("trim_gives_the_pools_memory_back") {
+        return;
+    }
+    let n = 1 << 24; // 512 MiB on the device
+    let s = vec![Scalar::ONE; n];
+    drop(DeviceScalars::upload(0, &s).unwrap());
+    let kept = device_info(0).unwrap().free_bytes;
+    trim_pools();
+    let after = device_info(0).unwrap().free_bytes;
+    assert!(after >= kept + (n as u64 * 32) / 2, "free {kept} before the trim, {after} after");
+}
