@@ -203,10 +203,12 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
 /// Decodes a `.params` file (see the module doc), without the cache. `checked` adds the
 /// subgroup check of every point, in parallel; filecoin-proofs reads its cache unchecked,
 /// trusting the digest checked at download. Errors: `Io` (unreadable), `InvalidInput` (not a
-/// regular file), `BadParamsFile` (truncated, corrupt or foreign, naming what and where).
+/// regular file), `BadParamsFile` (truncated, corrupt or foreign, naming what and where),
+/// `TooLarge` (the process cannot take the decoded points: about the file's size).
 pub fn decode_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
     let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?;
+    crate::mem::check_room(&format!("decoding {}", path.display()), meta.len())?;
     let layout = Layout::read(&file, meta.len(), path)?;
     // The verifying key is a few kilobytes: bellperson's own reader, on its bytes.
     let mut vk_bytes = vec![0u8; (layout.ic.offset + (layout.ic.len * G1_BYTES) as u64) as usize];
