@@ -97,7 +97,8 @@ fn random_proofs_verify() {
         let w = Witness::generate(c.clone()).unwrap();
         let abc = evaluate(&pce, &w).unwrap();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (proof, _) = groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)).unwrap();
+        let (proof, _) =
+            groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)).unwrap();
         let inputs = c.public_inputs();
         groth16::verify(&params.vk, &proof, &inputs).expect("valid proof verifies");
         let mut wrong = inputs.clone();
@@ -124,7 +125,7 @@ fn bad_inputs_are_errors() {
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::ParamsMismatch(_))
     ));
     // An unsatisfied witness.
@@ -133,6 +134,24 @@ fn bad_inputs_are_errors() {
     let abc = evaluate(&pce, &wb).unwrap();
     assert!(matches!(check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
     let params = dummy_params(&pce, 1);
+    // The CPU backend evaluating a, b, c itself checks them as well.
+    assert!(matches!(
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &wb, None, &params, (r, s)),
+        Err(Error::Unsatisfied { .. })
+    ));
+    // A GPU evaluates them on its device: host a, b, c are refused.
+    assert!(matches!(
+        groth16::prove(
+            Backend::Cuda(0),
+            Urgency::Throughput,
+            &pce,
+            &w,
+            Some(evaluate(&pce, &w).unwrap()),
+            &params,
+            (r, s)
+        ),
+        Err(Error::InvalidInput(_))
+    ));
     // A circuit whose synthesis fails is an error, not a panic.
     let missing = Traps { x: None, ..traps(1) };
     assert!(matches!(Witness::generate(missing), Err(Error::Synthesis(_))));
@@ -140,7 +159,7 @@ fn bad_inputs_are_errors() {
     let mut abc = evaluate(&pce, &w).unwrap();
     abc.c.pop();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::InvalidInput(_))
     ));
 }
@@ -155,7 +174,7 @@ fn identity_delta_is_refused() {
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::IdentityDelta)
     ));
 }

@@ -1,6 +1,7 @@
 //! The [`Engine`] and one partition's way through it: admitted by the budget, its witness made
-//! on the witness pool, its a, b, c on the SpMV pool once it may hold them, its backend stage
-//! on a worker of a device, then verified.
+//! on the witness pool, its a, b, c (for the CPU backend; a GPU evaluates them on the device)
+//! on the SpMV pool once it may hold them, its backend stage on a worker of a device, then
+//! verified.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,14 +21,15 @@ use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
 use crate::witness::{Witness, WitnessBuffer, WitnessSource};
 use crate::{gpu, Error, Result};
 
-/// The backend stage (H and the MSMs) on one device: [`groth16::prove`]. The engine's seam:
-/// tests put a double here to stand in for several GPUs, and to make one fail.
+/// The backend stage (H and the MSMs; on a GPU a, b, c too) on one device: [`groth16::prove`].
+/// The engine's seam: tests put a double here to stand in for several GPUs, and to make one
+/// fail.
 pub(crate) type BackendStage = dyn Fn(
         Backend,
         Urgency,
         &Pce,
         &Witness,
-        Abc,
+        Option<Abc>,
         &Parameters<Bls12>,
         (Scalar, Scalar),
     ) -> Result<(Proof<Bls12>, ProveTimings)>
@@ -53,6 +55,7 @@ pub(crate) struct Partition<'a, C> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     Witness,
+    /// a, b, c evaluated on the host (the CPU backend's; a GPU's are part of its stage).
     Spmv,
     /// A device worker was acquired: the backend stage starts.
     Backend,
@@ -185,8 +188,9 @@ impl Engine {
     }
 
     /// How many partitions of one request are moved along at once (each on a thread of its
-    /// own): as many as may hold a, b, c, plus one per backend worker. More would only wait
-    /// for budget, each holding a thread.
+    /// own): one per backend worker, plus [`ABC_HOLDERS_PER_DEVICE`] per device making their
+    /// witness (and for the CPU a, b, c) ahead of them. More would only wait for budget, each
+    /// holding a thread.
     pub fn partitions_at_once(&self) -> usize {
         self.abc_holders() + self.lanes.workers()
     }
@@ -216,8 +220,8 @@ impl Engine {
     }
 
     /// Proves one partition; safe to call from many threads at once. Waits for
-    /// budget (by priority), makes the witness, waits for its turn to hold a,
-    /// b, c, evaluates them, then waits for a worker of the named device — or,
+    /// budget (by priority), makes the witness, for the CPU backend waits for its turn to
+    /// hold a, b, c and evaluates them, then waits for a worker of the named device — or,
     /// with `Auto`, of whichever healthy device frees one first. A critical
     /// partition does all of it on the express threads and workers.
     /// A cancel while waiting (or between stages) returns `Cancelled` and
@@ -253,32 +257,13 @@ impl Engine {
         });
         let mut failed = None;
         let (proof, pt) = loop {
-            // A GPU needs n rows; the CPU pads them to the domain in place.
-            let rows = match kind {
-                Backend::Cuda(_) => pce.num_constraints(),
-                Backend::Cpu | Backend::Auto => pce.domain_size(),
-            };
-            // Waits on the caller's thread, not an SpMV thread: those run
-            // the SpMVs of the proofs that hold a, b, c.
-            let wait = Instant::now();
-            let (part, bufs) = self.budget.reserve_stage(abc_bytes, priority, &cancel, [rows; 3])?;
-            t.queued += seconds_since(wait);
-            let spmv = Instant::now();
-            let bufs = bufs.map(|mut b| {
-                b.reserve_exact(rows);
-                b
-            });
-            let mut abc = spmv_pool.install(|| -> Result<_> {
-                let abc = evaluate_into(pce, &w, bufs)?;
-                check_satisfied(&abc)?;
-                Ok(abc)
-            })?;
-            if failed.is_none() {
-                t.spmv = seconds_since(spmv);
+            let abc = if kind.takes_host_abc() {
+                let abc = self.host_abc(pce, &w, priority, &cancel, spmv_pool, &mut t)?;
                 notify(Stage::Spmv);
-            }
-            let tracked = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
-            abc.hold(Lease { budget: self.budget.clone(), part, _tracked: tracked });
+                Some(abc)
+            } else {
+                None
+            };
             let wait = Instant::now();
             let worker = self.lanes.acquire(backend, failed, critical, &cancel)?;
             t.queued += seconds_since(wait);
@@ -298,7 +283,6 @@ impl Engine {
             t.backend = Some(device);
             match outcome {
                 Err(Error::Gpu(m)) if backend == Backend::Auto && failed.is_none() && self.lanes.backends.len() > 1 => {
-                    // a, b, c died with the failed attempt; the loop makes them again.
                     log::warn!("{device:?} failed ({m}); retrying on another device");
                     failed = Some(device);
                 }
@@ -317,6 +301,44 @@ impl Engine {
         notify(Stage::Verify);
         t.total = seconds_since(start);
         Ok((proof, t))
+    }
+}
+
+impl Engine {
+    /// The CPU backend's a, b, c on the host: once the partition may hold them (its turn among
+    /// the a/b/c holders, its reservation), evaluated on `pool` and checked to satisfy every
+    /// constraint. The reservation goes with them ([`Lease`]), given back when the backend
+    /// frees them.
+    fn host_abc(
+        &self,
+        pce: &Pce,
+        w: &Witness,
+        priority: Priority,
+        cancel: &CancelToken,
+        pool: &rayon::ThreadPool,
+        t: &mut Timings,
+    ) -> Result<Abc> {
+        // The CPU pads them to the domain in place for its NTTs.
+        let rows = pce.domain_size();
+        // Waits on the caller's thread, not an SpMV thread: those run the SpMVs of the proofs
+        // that hold a, b, c.
+        let wait = Instant::now();
+        let (part, bufs) = self.budget.reserve_stage(abc_part(pce, self.kind()), priority, cancel, [rows; 3])?;
+        t.queued += seconds_since(wait);
+        let spmv = Instant::now();
+        let bufs = bufs.map(|mut b| {
+            b.reserve_exact(rows);
+            b
+        });
+        let mut abc = pool.install(|| -> Result<_> {
+            let abc = evaluate_into(pce, w, bufs)?;
+            check_satisfied(&abc)?;
+            Ok(abc)
+        })?;
+        t.spmv += seconds_since(spmv);
+        let tracked = Tracked::new(Owner::Abc, abc.heap_bytes() as u64);
+        abc.hold(Lease { budget: self.budget.clone(), part, _tracked: tracked });
+        Ok(abc)
     }
 }
 

@@ -36,7 +36,8 @@ struct FakeGpus {
     bad_argument: AtomicBool,
 }
 
-/// The backend stage the engine gets: proves on the CPU under the device's name.
+/// The backend stage the engine gets: proves on the CPU under the device's name (a GPU's, or
+/// the CPU's own for the a/b/c tests: a CPU lane gets host a, b, c).
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
     Box::new(move |backend, _, pce, w, abc, params, (r, s)| {
         let call = {
@@ -48,23 +49,29 @@ fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
         while gpus.hold.load(Ordering::SeqCst) && (holding == 0 || call <= holding) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let Backend::Cuda(id) = backend else { panic!("the double only plays GPUs") };
         if gpus.bad_argument.load(Ordering::SeqCst) {
             return Err(Error::InvalidInput("lg_domain 29 outside 1..=28".into()));
         }
-        if gpus.broken.lock().unwrap().contains(&id) {
-            return Err(Error::Gpu(format!("device {id}: an illegal memory access was encountered")));
+        if let Backend::Cuda(id) = backend {
+            assert!(abc.is_none(), "a GPU gets no host a, b, c");
+            if gpus.broken.lock().unwrap().contains(&id) {
+                return Err(Error::Gpu(format!("device {id}: an illegal memory access was encountered")));
+            }
         }
-        // What the CUDA backend does first: a, b, c go to the device and die.
         let budget = gpus.budget.lock().unwrap().clone().unwrap();
-        let before = budget.held();
-        let mut at: Vec<usize> = [&w.aux, &abc.a, &abc.b, &abc.c].iter().map(|v| v.as_ptr() as usize).collect();
+        let mut at = vec![w.aux.as_ptr() as usize];
+        // What the CPU backend does first: its NTTs end a, b, c (H takes a's place).
+        let abc = abc.map(|abc| {
+            let before = budget.held();
+            at.extend([&abc.a, &abc.b, &abc.c].iter().map(|v| v.as_ptr() as usize));
+            let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
+            abc.release();
+            gpus.used_around_abc.lock().unwrap().push((before, budget.held()));
+            copy
+        });
         at.sort();
         gpus.buffers.lock().unwrap().push(at);
-        let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
-        abc.release();
-        gpus.used_around_abc.lock().unwrap().push((before, budget.held()));
-        crate::groth16::prove(Backend::Cpu, Urgency::Throughput, pce, w, copy, params, (r, s))
+        crate::groth16::prove(Backend::Cpu, Urgency::Throughput, pce, w, abc, params, (r, s))
     })
 }
 
@@ -99,6 +106,15 @@ fn setup() -> (Pce, Parameters<Bls12>) {
 }
 
 fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
+    engine_on(gpus, (0..n).map(Backend::Cuda).collect(), budget)
+}
+
+/// An engine on the CPU backend (host a, b, c), through the double.
+fn cpu_engine(gpus: &Arc<FakeGpus>, budget: u64) -> Engine {
+    engine_on(gpus, vec![Backend::Cpu], budget)
+}
+
+fn engine_on(gpus: &Arc<FakeGpus>, backends: Vec<Backend>, budget: u64) -> Engine {
     let cfg = EngineConfig {
         synthesis_threads: 2,
         workers_per_device: 1,
@@ -106,7 +122,7 @@ fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
         critical_reserve: Some(0),
         ..Default::default()
     };
-    let e = Engine::with_stage(cfg, (0..n).map(Backend::Cuda).collect(), stage(gpus.clone())).unwrap();
+    let e = Engine::with_stage(cfg, backends, stage(gpus.clone())).unwrap();
     *gpus.budget.lock().unwrap() = Some(e.budget().clone());
     e
 }
@@ -286,12 +302,28 @@ fn an_auto_request_is_retried_on_another_device() {
 fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
-    let e = engine(&gpus, 1, 1 << 30);
-    e.prove_partition(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();
-    let fp = footprint(&pce, Backend::Cuda(0));
-    let abc = 96 * pce.num_constraints() as u64;
+    let e = cpu_engine(&gpus, 1 << 30);
+    e.prove_partition(request(&pce, &params, 9, Backend::Cpu)).unwrap();
+    let fp = footprint(&pce, Backend::Cpu);
+    let abc = 96 * pce.domain_size() as u64;
     assert_eq!(*gpus.used_around_abc.lock().unwrap(), [(fp, fp - abc)]);
     assert_eq!(e.budget().held(), 0);
+}
+
+/// On a GPU, a proof holds only its witness on the host: the budget reserves that much, and
+/// the backend gets no host a, b, c (the double asserts it).
+#[test]
+fn a_gpu_proof_holds_only_its_witness_on_the_host() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
+    assert_eq!(footprint(&pce, Backend::Cuda(0)), witness);
+    assert_eq!(e.predicted_peak(0, &pce, 5), 5 * witness);
+    let (_, t) = e.prove_partition(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();
+    assert_eq!(t.spmv, 0.0, "no SpMV on the host");
+    assert!(gpus.used_around_abc.lock().unwrap().is_empty());
+    assert_eq!((e.budget().peak_used(), e.budget().held()), (witness, 0));
 }
 
 /// A finished proof's witness and a/b/c buffers stay, counted in the budget,
@@ -302,11 +334,12 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
 fn finished_proofs_leave_their_buffers_to_the_next() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
-    let fp = footprint(&pce, Backend::Cuda(0));
-    let e = engine(&gpus, 1, fp);
+    let fp = footprint(&pce, Backend::Cpu);
+    let e = cpu_engine(&gpus, fp);
+    // Counted by their values (a, b, c hold n; their capacity is the domain).
     let kept = 32 * pce.num_aux as u64 + 96 * pce.num_constraints() as u64;
     for seed in [1, 2] {
-        e.prove_partition(request(&pce, &params, seed, Backend::Cuda(0))).unwrap();
+        e.prove_partition(request(&pce, &params, seed, Backend::Cpu)).unwrap();
         assert_eq!((e.budget().held(), e.budget().idle_bytes(), e.budget().used()), (0, kept, kept));
     }
     let at = gpus.buffers.lock().unwrap().clone();
@@ -317,13 +350,13 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
     drop(all);
     assert_eq!(e.budget().used(), 0);
     // What `cuzk_mem_trim` does for every engine.
-    e.prove_partition(request(&pce, &params, 3, Backend::Cuda(0))).unwrap();
+    e.prove_partition(request(&pce, &params, 3, Backend::Cpu)).unwrap();
     assert_eq!(e.budget().idle_bytes(), kept);
     drop_idle_buffers();
     assert_eq!((e.budget().idle_bytes(), e.budget().used()), (0, 0));
     // Expiry frees only what has been idle longer than the keep time (the reaper thread runs
     // this every quarter of a minute with a minute's keep).
-    e.prove_partition(request(&pce, &params, 4, Backend::Cuda(0))).unwrap();
+    e.prove_partition(request(&pce, &params, 4, Backend::Cpu)).unwrap();
     e.budget().expire_idle(std::time::Duration::from_secs(3600));
     assert_eq!(e.budget().idle_bytes(), kept);
     std::thread::sleep(std::time::Duration::from_millis(5));
@@ -344,9 +377,9 @@ fn finished_proofs_leave_their_buffers_to_the_next() {
 fn cancel_frees_a_request_waiting_to_hold_abc() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
-    let e = engine(&gpus, 1, 1 << 30);
-    let fp = footprint(&pce, Backend::Cuda(0));
-    let abc = 96 * pce.num_constraints() as u64;
+    let e = cpu_engine(&gpus, 1 << 30);
+    let fp = footprint(&pce, Backend::Cpu);
+    let abc = 96 * pce.domain_size() as u64;
     gpus.hold.store(true, Ordering::SeqCst);
     let cancel = CancelToken::new();
     std::thread::scope(|s| {
@@ -384,9 +417,9 @@ fn cancel_frees_a_request_waiting_to_hold_abc() {
 fn at_most_two_proofs_per_device_hold_abc() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
-    let e = engine(&gpus, 1, 1 << 30);
-    let fp = footprint(&pce, Backend::Cuda(0));
-    let abc = 96 * pce.num_constraints() as u64;
+    let e = cpu_engine(&gpus, 1 << 30);
+    let fp = footprint(&pce, Backend::Cpu);
+    let abc = 96 * pce.domain_size() as u64;
     let expected = 6 * (fp - abc) + 2 * abc;
     assert_eq!(e.abc_holders(), ABC_HOLDERS_PER_DEVICE);
     assert_eq!(e.predicted_peak(0, &pce, 6), expected);
@@ -520,9 +553,7 @@ fn partitions_are_proven_at_once_in_order() {
             s.spawn(|| e.prove_partitions(several_request(&pce, &params, &several, opts.clone(), CancelToken::new())));
         let t0 = std::time::Instant::now();
         // Both devices busy and the other two partitions admitted at the same time.
-        while gpus.calls.lock().unwrap().len() < 2
-            || e.budget().held() < 4 * (footprint(&pce, Backend::Cuda(0)) - 96 * pce.num_constraints() as u64)
-        {
+        while gpus.calls.lock().unwrap().len() < 2 || e.budget().held() < 4 * footprint(&pce, Backend::Cuda(0)) {
             assert!(t0.elapsed().as_secs() < 60, "held {}", e.budget().held());
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -532,9 +563,8 @@ fn partitions_are_proven_at_once_in_order() {
     assert_eq!(proofs.len(), 4);
     for (k, proof) in proofs.iter().enumerate() {
         let w = Witness::generate(several.instance(k).unwrap()).unwrap();
-        let abc = crate::pce::evaluate(&pce, &w).unwrap();
         let (alone, _) =
-            crate::groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, abc, &params, (rs[k].0, rs[k].1))
+            crate::groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, None, &params, (rs[k].0, rs[k].1))
                 .unwrap();
         assert_eq!(*proof, alone, "partition {k}");
     }

@@ -26,10 +26,12 @@ pub struct cuzk_mem_stats {
     /// Witnesses of proofs in flight, and witness buffers engines keep for
     /// the next proofs (`cuzk_mem_trim` frees those).
     pub witness_bytes: u64,
-    /// a, b, c evaluations of proofs in flight, and their buffers kept for
-    /// the next proofs.
+    /// a, b, c evaluations of proofs in flight on the CPU backend, and their
+    /// buffers kept for the next proofs (a GPU evaluates them on the device:
+    /// none on the host).
     pub abc_bytes: u64,
-    /// Device memory in use on all GPUs together.
+    /// Device memory in use on all GPUs together (resident SRS and PCE copies,
+    /// proofs' buffers).
     pub gpu_bytes: u64,
     /// 1 when `cuzk_mem_reset_peak` works on this system, else 0.
     pub peak_reset_supported: u32,
@@ -79,8 +81,9 @@ pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_statu
 
 /// Frees the buffers engines keep from finished proofs for the next ones
 /// (freed anyway after a minute unused, or when a reservation needs their
-/// room) and the GPU copies of parameters no handle or proof holds any more,
-/// gives the device memory the GPUs' pools keep of freed proof buffers back
+/// room), the GPU copies of parameters no handle or proof holds any more and
+/// those of PCEs no proof is using now (the next proof remakes them), gives
+/// the device memory the GPUs' pools keep of freed proof buffers back
 /// to the driver (free again in `nvidia-smi`), then returns freed heap memory
 /// to the kernel (`malloc_trim`; a no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
 /// thread.
@@ -89,6 +92,7 @@ pub unsafe extern "C" fn cuzk_mem_trim(err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         crate::engine::drop_idle_buffers();
         crate::groth16::srs::release_unused_device_copies();
+        crate::pce::registry::drop_unused_device_copies();
         crate::gpu::trim_pools();
         mem::trim();
         Ok(())

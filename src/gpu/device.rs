@@ -106,8 +106,8 @@ pub(super) fn c_device_for_upload(device_id: usize) -> Result<i32> {
         // SAFETY: the C side writes one `size_t` (= usize) through the
         // pointer, which points to a live local, and keeps nothing.
         check(unsafe { ffi::cuzk_staging_bytes(c_id, &mut bytes) })?;
-        // It holds a, b, c (and aux) on their way to the device.
-        staging.push((c_id, Tracked::new(Owner::Abc, bytes as u64)));
+        // It holds the witnesses (and once each, the SRS and PCE) on their way to the device.
+        staging.push((c_id, Tracked::new(Owner::Witness, bytes as u64)));
     }
     Ok(c_id)
 }

@@ -39,14 +39,6 @@ pub(crate) struct GpuInfoC {
 /// `fr_bits_t` in cuda/common.cuh: a field element passed to a kernel by value.
 pub(crate) type FrBits = [u64; 4];
 
-/// Mirrors `cuzk_h_times_t` in cuda/ntt_h.cu.
-#[repr(C)]
-#[derive(Default)]
-pub(crate) struct HTimesC {
-    pub upload_ms: f32,
-    pub ntt_ms: f32,
-}
-
 extern "C" {
     pub(crate) fn cuzk_gpu_count(out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_gpu_info(device_id: i32, out: *mut GpuInfoC) -> sppark::Error;
@@ -99,18 +91,38 @@ extern "C" {
     ) -> sppark::Error;
 
     pub(crate) fn cuzk_ntt_constants(lg_domain: u32, omega: *mut Scalar, coset_gen: *mut Scalar) -> sppark::Error;
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_compute_h(
         device_id: i32,
-        a: *const Scalar,
-        b: *const Scalar,
-        c: *const Scalar,
-        n: usize,
+        a: *mut c_void,
+        b: *mut c_void,
+        c: *mut c_void,
         lg_domain: u32,
         z_inv: *const FrBits,
         out_len: usize,
         out: *mut *mut c_void,
-        times: *mut HTimesC,
+    ) -> sppark::Error;
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_matrices_new(
+        device_id: i32,
+        row_ptr: *const *const u32,
+        words: *const *const u32,
+        nwords: *const usize,
+        rows: usize,
+        dict: *const Scalar,
+        dict_len: usize,
+        num_inputs: usize,
+        num_cols: usize,
+        out: *mut *mut c_void,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_matrices_free(m: *mut c_void);
+    pub(crate) fn cuzk_matrices_eval(
+        m: *const c_void,
+        inputs: *const c_void,
+        aux: *const c_void,
+        lg_domain: u32,
+        out: *mut *mut c_void,
+        first_unsatisfied: *mut u64,
     ) -> sppark::Error;
 
     pub(crate) fn cuzk_staging_bytes(device_id: i32, out: *mut usize) -> sppark::Error;

@@ -2,7 +2,7 @@
 //! ([`device_count`], [`device_memory`], [`check_device`]) and the devices' turns ([`Turn`]:
 //! critical stages first). With the `cuda`
 //! feature: device discovery and safe wrappers over the `cuda/` entry points
-//! (sppark 0.1.16 MSM and NTT), on plain slices of `blstrs` scalars and
+//! (sppark 0.1.16 MSM and NTT, and our sparse products), on plain slices of `blstrs` scalars and
 //! points. Knows nothing of proofs or parameters.
 //!
 //! Without `cuda` there is no device: [`device_count`] is 0 and the other two
@@ -30,6 +30,8 @@ mod msm;
 mod ntt;
 #[cfg(feature = "cuda")]
 mod scalars;
+#[cfg(feature = "cuda")]
+mod spmv;
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(all(test, feature = "cuda"))]
@@ -43,9 +45,11 @@ pub use error::{GpuError, Result};
 #[cfg(feature = "cuda")]
 pub use msm::{msm_g1_host, msm_g2_host, ResidentG1, ResidentG2};
 #[cfg(feature = "cuda")]
-pub use ntt::{compute_h_device, ntt_constants, HTimings, MAX_LG_DOMAIN};
+pub use ntt::{compute_h, ntt_constants, MAX_LG_DOMAIN};
 #[cfg(feature = "cuda")]
 pub use scalars::{DeviceScalars, Scalars};
+#[cfg(feature = "cuda")]
+pub use spmv::{Csr, DeviceMatrices};
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, device_memory, trim_pools};
 pub use turns::{Turn, Urgency, MAX_YIELD};

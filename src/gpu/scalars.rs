@@ -23,7 +23,7 @@ pub struct DeviceScalars {
 
 // SAFETY: `handle` owns a C++ `dev_vec_t<fr_t>`: a device id, a length and
 // a device allocation, none of which changes after the constructor
-// (`upload`, `select`, `compute_h_device`) returns; every constructor
+// (`upload`, `select`, `DeviceMatrices::eval`, `compute_h`) returns; every constructor
 // synchronises its writes to the buffer before returning. Nothing in it
 // belongs to the creating thread: every entry point selects the device for
 // the calling thread, and so does the free (in `drop`), so the value may
@@ -54,6 +54,20 @@ impl DeviceScalars {
         // `handle` (null on failure) and nothing else.
         check(unsafe { ffi::cuzk_scalars_upload(c_id, scalars.as_ptr(), scalars.len(), &mut handle) })?;
         Self::from_raw(handle, device_id, scalars.len(), scalars.len())
+    }
+
+    /// Hands the C vector to a C call that takes ownership of it (and frees it);
+    /// its bytes stop counting here.
+    pub(super) fn into_raw(self) -> *mut c_void {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so its `Tracked` is read out exactly
+        // once, here, and dropped (its bytes released); the handle is not freed.
+        drop(unsafe { std::ptr::read(&me._accounted) });
+        me.handle.as_ptr()
+    }
+
+    pub(super) fn raw(&self) -> *const c_void {
+        self.handle.as_ptr()
     }
 
     pub fn device_id(&self) -> usize {

@@ -35,6 +35,12 @@ impl Backend {
         }
     }
 
+    /// Whether the backend takes a, b, c from the host (the CPU) or evaluates them itself, on
+    /// its device, from the PCE and the witness (CUDA: they never exist in host memory).
+    pub fn takes_host_abc(self) -> bool {
+        !matches!(self, Backend::Cuda(_))
+    }
+
     /// A concrete backend: `Auto` is CUDA device 0 when there is one, else the CPU; a named
     /// device must exist.
     pub fn resolve(self) -> Result<Backend> {
@@ -47,8 +53,9 @@ impl Backend {
     }
 }
 
-/// Proves on a resolved `backend` with the randomisers (r, s); `abc` is consumed (it dies as
-/// soon as H no longer needs it). Byte-identical to `bellperson::groth16::create_proof` with the
+/// Proves on a resolved `backend` with the randomisers (r, s). `abc`, the host's a, b, c, is
+/// for the CPU backend (which evaluates them itself when given `None`); it is consumed (it dies
+/// as soon as H no longer needs it). A GPU evaluates them on its device and takes `None`. Byte-identical to `bellperson::groth16::create_proof` with the
 /// same r and s, on every backend. On a GPU, a throughput stage lets critical stages on its
 /// device go first at each step ([`gpu::Turn`]).
 #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
@@ -57,16 +64,16 @@ pub fn prove(
     urgency: Urgency,
     pce: &Pce,
     w: &Witness,
-    abc: Abc,
+    abc: Option<Abc>,
     params: &Parameters<Bls12>,
     (r, s): (Scalar, Scalar),
 ) -> Result<(Proof<Bls12>, ProveTimings)> {
-    check_inputs(pce, w, &abc, params)?;
+    check_inputs(backend, pce, w, abc.as_ref(), params)?;
     let mut t = ProveTimings::default();
     let parts = match backend {
         Backend::Cpu => super::cpu::proof_parts(pce, w, abc, params, &mut t)?,
         #[cfg(feature = "cuda")]
-        Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, pce, w, abc, params, &mut t)?,
+        Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, pce, w, params, &mut t)?,
         #[cfg(not(feature = "cuda"))]
         Backend::Cuda(device) => {
             // Without `cuda` there is no device: this is the error saying so.
@@ -93,12 +100,18 @@ pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>) -> Resul
     }
 }
 
-/// Rejects a witness, evaluation or parameter set that does not fit `pce`.
-fn check_inputs(pce: &Pce, w: &Witness, abc: &Abc, params: &Parameters<Bls12>) -> Result<()> {
+/// Rejects a witness, evaluation or parameter set that does not fit `pce` or `backend`.
+fn check_inputs(backend: Backend, pce: &Pce, w: &Witness, abc: Option<&Abc>, params: &Parameters<Bls12>) -> Result<()> {
     pce.check_witness(w)?;
     let n = pce.num_constraints();
-    if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n {
-        return Err(Error::InvalidInput(format!("a, b, c must have {n} values")));
+    match abc {
+        Some(_) if !backend.takes_host_abc() => {
+            return Err(Error::InvalidInput(format!("{backend:?} evaluates a, b, c on its device")))
+        }
+        Some(abc) if abc.a.len() != n || abc.b.len() != n || abc.c.len() != n => {
+            return Err(Error::InvalidInput(format!("a, b, c must have {n} values")))
+        }
+        _ => {}
     }
     check_shape(pce, params)
 }

@@ -6,20 +6,33 @@ use blstrs::Bls12;
 
 use super::msm::{msm_g1, msm_g2};
 use super::{ntt, select, timed, ProofParts, ProveTimings};
-use crate::pce::{Abc, Pce};
+use crate::pce::{check_satisfied, evaluate, Abc, Pce};
 use crate::witness::Witness;
 use crate::Result;
 
+/// The MSM results of a proof: from `abc` when the caller evaluated them, else from a, b, c
+/// evaluated (and checked to satisfy the circuit) here, on the current rayon pool.
 pub fn proof_parts(
     pce: &Pce,
     w: &Witness,
-    abc: Abc,
+    abc: Option<Abc>,
     params: &Parameters<Bls12>,
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
-    let Abc { a, b, c, hold } = abc;
-    let h_coeffs = timed(&mut t.h, || ntt::compute_h(a, b, c))?;
-    drop(hold); // a, b, c are gone (H lives in what was a's buffer)
+    let h_coeffs = timed(&mut t.h, || -> Result<_> {
+        let abc = match abc {
+            Some(abc) => abc,
+            None => {
+                let abc = evaluate(pce, w)?;
+                check_satisfied(&abc)?;
+                abc
+            }
+        };
+        let Abc { a, b, c, hold } = abc;
+        let h = ntt::compute_h(a, b, c);
+        drop(hold); // a, b, c are gone (H lives in what was a's buffer)
+        h
+    })?;
     let h = timed(&mut t.msm_h, || msm_g1(&params.h, &h_coeffs));
     drop(h_coeffs);
 

@@ -1,4 +1,5 @@
-//! The CUDA backend: H by sppark's NTTs and every MSM over the aux variables
+//! The CUDA backend: a, b, c by sparse products on the device, H by sppark's NTTs and every
+//! MSM over the aux variables
 //! and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When the queries do not fit beside a
@@ -14,11 +15,11 @@ use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use super::msm::{msm_g1, msm_g2};
 use super::{select, timed, ProofParts, ProveTimings};
-use crate::gpu::{self, DeviceScalars, ResidentG1, ResidentG2, Scalars, Urgency};
+use crate::gpu::{self, Csr, DeviceMatrices, DeviceScalars, ResidentG1, ResidentG2, Scalars, Urgency};
 use crate::mem::{Owner, Tracked};
-use crate::pce::{Abc, Pce};
+use crate::pce::{CsrMatrix, Pce};
 use crate::witness::Witness;
-use crate::Result;
+use crate::{Error, Result};
 
 /// The SRS queries resident on one device.
 struct DeviceSrs {
@@ -51,11 +52,11 @@ fn retain_alive(cache: &mut Cache) {
     cache.retain(|_, (weak, _)| weak.strong_count() > 0);
 }
 
-/// Device bytes a proof needs besides the SRS: a, b, c on the domain, then
-/// aux and its A and B selections, plus MSM scratch (a conservative
+/// Device bytes a proof needs besides the SRS: the PCE's matrices (once per device), a, b, c
+/// on the domain, the witness and aux's A and B selections, plus MSM scratch (a conservative
 /// 2 × domain × 32 B).
 fn working_set(pce: &Pce) -> u64 {
-    32 * (5 * pce.domain_size() + 3 * pce.num_aux) as u64
+    pce.byte_len() as u64 + 32 * (5 * pce.domain_size() + 3 * pce.num_aux + pce.num_inputs) as u64
 }
 
 /// Device bytes of the five queries of `p` (the points as blstrs lays them out).
@@ -141,51 +142,63 @@ fn device_msm_g2(
     })
 }
 
+/// A, B and C of `pce` on `device`: uploaded by its first proof there, kept with the PCE.
+fn device_matrices(device: u32, pce: &Pce) -> Result<Arc<DeviceMatrices>> {
+    pce.device_copies.get_or_make(device, || {
+        fn csr(m: &CsrMatrix) -> Csr<'_> {
+            Csr { row_ptr: &m.row_ptr, words: &m.words }
+        }
+        let cols = pce.num_inputs + pce.num_aux;
+        Ok(DeviceMatrices::new(
+            device as usize,
+            [csr(&pce.a), csr(&pce.b), csr(&pce.c)],
+            &pce.dict,
+            pce.num_inputs,
+            cols,
+        )?)
+    })
+}
+
 /// The MSM results of a proof on CUDA device `device`, byte-identical to the CPU backend's.
 ///
-/// Everything large stays on the device: H goes from the NTTs straight into
-/// its MSM, and aux is uploaded once (during the H MSM) for L and
-/// density-selected there for A and B. The inputs (a handful: a verifier
-/// pays for each one) are selected and multiplied on the host, since a GPU
-/// MSM costs milliseconds whatever its size (launches, then its final sums
-/// on the host) and three of them per proof held the device for nothing.
-/// A throughput stage lets critical stages on the device go first before each
+/// Everything large stays on the device: the witness goes up once, a, b, c are evaluated
+/// there from the PCE's matrices (resident with the PCE) and checked to satisfy every
+/// constraint, H goes from the NTTs straight into its MSM, and aux serves L and, selected by
+/// the densities there, A and B. The inputs (a handful: a verifier pays for each one) are
+/// selected and multiplied on the host, since a GPU MSM costs milliseconds whatever its size
+/// (launches, then its final sums on the host) and three of them per proof held the device
+/// for nothing. A throughput stage lets critical stages on the device go first before each
 /// step (H, each MSM: [`gpu::Turn`]).
 pub fn proof_parts(
     device: u32,
     urgency: Urgency,
     pce: &Pce,
     w: &Witness,
-    abc: Abc,
     params: &Parameters<Bls12>,
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
     let turn = gpu::Turn::begin(device as usize, urgency);
     turn.step();
     let placed = placement(device, pce, params)?;
+    let matrices = device_matrices(device, pce)?;
+    let id = device as usize;
     let lg = pce.domain_size().trailing_zeros();
-
-    let z_inv = super::ntt::z_inv_on_coset(lg);
-    let (h_coeffs, ht) = timed(&mut t.h, || gpu::compute_h_device(device as usize, &abc.a, &abc.b, &abc.c, lg, z_inv))?;
-    (t.gpu.h_upload, t.gpu.h_ntt) = (ht.upload, ht.ntt);
-    abc.release();
+    let steps = &mut t.gpu;
+    let (h_coeffs, aux) = timed(&mut t.h, || -> Result<_> {
+        let (inputs, aux) = timed(&mut steps.witness_upload, || -> Result<_> {
+            Ok((DeviceScalars::upload(id, &w.inputs)?, DeviceScalars::upload(id, &w.aux)?))
+        })?;
+        let (abc, unsatisfied) = timed(&mut steps.spmv, || matrices.eval(&inputs, &aux, lg))?;
+        if let Some(constraint) = unsatisfied {
+            return Err(Error::Unsatisfied { constraint });
+        }
+        let z_inv = super::ntt::z_inv_on_coset(lg);
+        let h = timed(&mut steps.h_ntt, || gpu::compute_h(id, abc, lg, z_inv))?;
+        Ok((h, aux))
+    })?;
     let m1 = h_coeffs.len();
-    // The aux upload (host copies into the pinned staging, DMA) runs beside
-    // the H MSM, which keeps the GPU busy and the host idle.
-    let mut aux_upload = 0.0;
     turn.step();
-    let (h, aux) = timed(&mut t.msm_h, || {
-        std::thread::scope(|sc| {
-            let up = sc.spawn(|| timed(&mut aux_upload, || DeviceScalars::upload(device as usize, &w.aux)));
-            let h = device_msm_g1(device, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into());
-            let aux = up
-                .join()
-                .unwrap_or_else(|_| Err(gpu::GpuError { code: -1, message: "aux upload thread panicked".into() }));
-            (h, aux)
-        })
-    });
-    let (h, aux) = (h?, aux?);
-    t.gpu.aux_upload = aux_upload;
+    let h = timed(&mut t.msm_h, || device_msm_g1(device, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
     drop(h_coeffs);
 
     let na = w.aux.len();
@@ -232,6 +245,7 @@ mod tests {
     use crate::witness::WitnessBuffer;
     use bellperson::groth16::Proof;
     use blstrs::Scalar;
+    use ff::Field;
 
     /// Proofs from four threads at once on one device (shared streams,
     /// staging ring, interleaved MSMs) equal the serial GPU proof and the CPU one.
@@ -246,10 +260,8 @@ mod tests {
         let params = super::super::dummy_params(&pce, 7);
         let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
-        let on = |backend| {
-            let abc = evaluate(&pce, &w).unwrap();
-            super::super::prove(backend, Urgency::Throughput, &pce, &w, abc, &params, (r, s)).unwrap().0
-        };
+        let on =
+            |backend| super::super::prove(backend, Urgency::Throughput, &pce, &w, None, &params, (r, s)).unwrap().0;
         let one = || on(Backend::Cuda(0));
         let want = one();
         let cpu = on(Backend::Cpu);
@@ -260,6 +272,86 @@ mod tests {
         });
         assert_eq!(got.len(), 12);
         assert!(got.iter().all(|p| *p == want), "a concurrent proof differs");
+    }
+
+    /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,
+    /// on every synthetic family; the first unsatisfied row is the CPU check's; the PCE's
+    /// device copy is made once and dropped with it (or when unused).
+    #[test]
+    fn device_spmv_matches_the_host() {
+        if gpu::device_count() == 0 {
+            eprintln!("device_spmv_matches_the_host: skipped, no CUDA device");
+            return;
+        }
+        for family in Family::ALL {
+            for size in [1000, 1 << 14] {
+                let circuit = Synthetic::new(family, size, 5);
+                let pce = extract(circuit.blank()).unwrap();
+                let mut w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+                let lg = pce.domain_size().trailing_zeros();
+                let m = device_matrices(0, &pce).unwrap();
+                assert!(Arc::ptr_eq(&m, &device_matrices(0, &pce).unwrap()), "uploaded once");
+                let on_device = |w: &Witness| {
+                    let (inputs, aux) =
+                        (DeviceScalars::upload(0, &w.inputs).unwrap(), DeviceScalars::upload(0, &w.aux).unwrap());
+                    let (abc, unsat) = m.eval(&inputs, &aux, lg).unwrap();
+                    (abc.map(|v| v.to_host().unwrap()), unsat)
+                };
+                let host = evaluate(&pce, &w).unwrap();
+                let ([a, b, c], unsat) = on_device(&w);
+                assert_eq!(unsat, None, "{family:?} {size}");
+                for (got, want) in [(a, &host.a), (b, &host.b), (c, &host.c)] {
+                    assert_eq!(got.len(), pce.domain_size());
+                    assert!(got[..want.len()] == want[..], "{family:?} {size}: a device product differs");
+                    assert!(got[want.len()..].iter().all(|x| *x == Scalar::ZERO), "{family:?} {size}: padding");
+                }
+                // A wrong aux value: both sides name the same first broken row.
+                w.aux[pce.num_aux / 2] += Scalar::from(3u64);
+                let want = match crate::pce::check_satisfied(&evaluate(&pce, &w).unwrap()) {
+                    Err(crate::Error::Unsatisfied { constraint }) => constraint,
+                    other => panic!("{family:?} {size}: the host check says {other:?}"),
+                };
+                assert_eq!(on_device(&w).1, Some(want), "{family:?} {size}");
+                drop(m);
+                assert_eq!(pce.device_copies.drop_unused(), 1);
+            }
+        }
+    }
+
+    /// Matrices whose words name a column or dictionary entry out of range (a PCE changed
+    /// under a mapping) fail the product with an error; the device stays usable.
+    #[test]
+    fn out_of_range_words_fail_the_product_not_the_device() {
+        if gpu::device_count() == 0 {
+            eprintln!("out_of_range_words_fail_the_product_not_the_device: skipped, no CUDA device");
+            return;
+        }
+        let row_ptr = [0u32, 1, 3];
+        let dict = [Scalar::from(5u64)];
+        let inputs = DeviceScalars::upload(0, &[Scalar::ONE]).unwrap();
+        let aux = DeviceScalars::upload(0, &[Scalar::from(2u64), Scalar::from(4u64)]).unwrap();
+        let eval = |words: &[u32], row_ptr: &[u32]| {
+            let m = Csr { row_ptr, words };
+            DeviceMatrices::new(0, [m, m, m], &dict, 1, 3).and_then(|d| d.eval(&inputs, &aux, 1))
+        };
+        let tag = |t: u32, col: u32| t << crate::pce::matrix::COL_BITS | col;
+        let valid = (vec![tag(0, 0), tag(0, 1), tag(2, 2), 0], vec![0u32, 1, 4]);
+        // 1·z0 ; z1 + 5·z2 = 2 + 20 = 22 (in each of a, b, c; the product check fails row 1).
+        let (abc, unsat) = eval(&valid.0, &valid.1).unwrap();
+        assert_eq!(abc[0].to_host().unwrap(), [Scalar::ONE, Scalar::from(22u64)]);
+        assert_eq!(unsat, Some(1));
+        for (words, row_ptr) in [
+            (vec![tag(0, 0), tag(0, 3), tag(0, 1)], row_ptr.to_vec()), // column 3 of 3
+            (vec![tag(0, 0), tag(2, 1), 1], row_ptr.to_vec()),         // dictionary entry 1 of 1
+            (vec![tag(0, 0), tag(3, 1), tag(0, 1)], row_ptr.to_vec()), // tag 3
+            (vec![tag(0, 0), tag(0, 1), tag(2, 2)], row_ptr.to_vec()), // dictionary index cut off
+            (vec![tag(0, 0), tag(0, 1), tag(0, 1)], vec![0, 1, 9]),    // row past the words
+            (vec![tag(0, 0), tag(0, 1), tag(0, 1)], vec![0, 2, 1]),    // rows backwards
+        ] {
+            let e = eval(&words, &row_ptr).err().expect("refused");
+            assert!(e.message.contains("out of range"), "{e}");
+        }
+        assert!(eval(&valid.0, &valid.1).is_ok(), "the device still works");
     }
 
     /// The device copies of parameters stay while anyone holds them, and go
@@ -319,13 +411,12 @@ mod tests {
             pce.domain_size()
         );
         for i in 0..3 {
-            let abc = evaluate(&pce, &w).unwrap();
             let (_, t) = super::super::prove(
                 Backend::Cuda(0),
                 Urgency::Throughput,
                 &pce,
                 &w,
-                abc,
+                None,
                 &params,
                 (Scalar::from(11u64), Scalar::from(13u64)),
             )

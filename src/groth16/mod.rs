@@ -54,14 +54,14 @@ pub struct ProveTimings {
 /// Sub-steps of the CUDA backend's stages, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GpuSteps {
-    /// a, b, c host → device through the pinned staging (CUDA events; part of
-    /// `h`, overlapping the NTTs of a and b).
-    pub h_upload: f64,
-    /// The NTTs left after the upload, until H is ready (CUDA events; part of `h`).
+    /// The witness (inputs and aux) host → device through the pinned staging
+    /// (part of `h`).
+    pub witness_upload: f64,
+    /// a, b, c evaluated on the device from the PCE's matrices, and every
+    /// constraint checked (part of `h`).
+    pub spmv: f64,
+    /// The NTTs, until H is ready (part of `h`).
     pub h_ntt: f64,
-    /// The witness's aux host → device, beside the H MSM (`msm_h` is the
-    /// longer of the two).
-    pub aux_upload: f64,
     /// Density selection of the aux scalars for A and B, on the device (part
     /// of `msm_a` and `msm_b_g1`).
     pub select: f64,
@@ -82,9 +82,9 @@ impl ProveTimings {
         self.msm_b_g1 += o.msm_b_g1;
         self.msm_b_g2 += o.msm_b_g2;
         self.assembly += o.assembly;
-        self.gpu.h_upload += o.gpu.h_upload;
+        self.gpu.witness_upload += o.gpu.witness_upload;
+        self.gpu.spmv += o.gpu.spmv;
         self.gpu.h_ntt += o.gpu.h_ntt;
-        self.gpu.aux_upload += o.gpu.aux_upload;
         self.gpu.select += o.gpu.select;
     }
 }

@@ -428,5 +428,6 @@ fn file_pce(bytes: &Arc<FileBytes>, header: &Header, dict: Vec<Scalar>) -> Pce {
             b_input: bitmap(sec::B_INPUT, dims.num_inputs, dims.ones[1]),
             b_aux: bitmap(sec::B_AUX, dims.num_aux, dims.ones[2]),
         },
+        device_copies: Default::default(),
     }
 }

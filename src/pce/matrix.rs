@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 
+use super::copies::DeviceCopies;
 use super::file::FileBytes;
 use crate::witness::Witness;
 use crate::{Error, Result};
@@ -182,6 +183,8 @@ pub struct Pce {
     /// Distinct coefficients other than ±1.
     pub dict: Vec<Scalar>,
     pub density: Densities,
+    /// Its copies on devices (a GPU backend's), dropped with it.
+    pub device_copies: DeviceCopies,
 }
 
 impl Pce {

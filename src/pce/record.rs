@@ -174,6 +174,7 @@ impl RecordingCs {
                 b_input: Bitmap::from_bits(&b_input),
                 b_aux: Bitmap::from_bits(&b_aux),
             },
+            device_copies: Default::default(),
         })
     }
 }

@@ -109,3 +109,13 @@ pub fn loaded() -> Vec<String> {
     ids.sort();
     ids
 }
+
+/// Drops the device copies of the loaded PCEs that no proof is using now (the next proof on
+/// a device makes its copy again): `cuzk_mem_trim`. An unloaded PCE's copies go with it.
+pub fn drop_unused_device_copies() {
+    for id in PCES.loaded() {
+        if let Some(pce) = PCES.get(&id) {
+            pce.device_copies.drop_unused();
+        }
+    }
+}

@@ -42,8 +42,9 @@ pub fn assert_proof_parity<C: Circuit<Scalar> + Clone + Send>(
 ) -> [u8; 192] {
     let (w, abc) = assert_eval_parity(pce, circuit);
     let (r, s) = fixed_rs();
-    let (ours, _) = groth16::prove(groth16::Backend::Cpu, groth16::Urgency::Throughput, pce, &w, abc, params, (r, s))
-        .expect("cuzk proof");
+    let (ours, _) =
+        groth16::prove(groth16::Backend::Cpu, groth16::Urgency::Throughput, pce, &w, Some(abc), params, (r, s))
+            .expect("cuzk proof");
     let theirs = create_proof(circuit.clone(), params, r, s).expect("bellperson proof");
     assert_eq!(proof_bytes(&ours), proof_bytes(&theirs), "proof bytes differ from bellperson");
     proof_bytes(&ours)

@@ -15,7 +15,7 @@ use clap::Args;
 use cuzk::gpu;
 use cuzk::groth16::Backend;
 use cuzk::groth16::{dummy_params, ProveTimings, Urgency};
-use cuzk::pce::{evaluate, extract, Abc};
+use cuzk::pce::extract;
 use cuzk::witness::{WitnessBuffer, WitnessSource};
 use serde_json::json;
 
@@ -46,14 +46,11 @@ struct DeviceRun {
     sum: ProveTimings,
 }
 
-/// `o.n` proofs on each of `devices` at once, `o.workers` threads per device;
-/// a/b/c are copied (outside the timing) before each proof, since the
-/// backend consumes them.
+/// `o.n` proofs on each of `devices` at once, `o.workers` threads per device.
 fn run_devices(
     o: &Opts,
     devices: &[u32],
-    prove: &(dyn Fn(u32, Abc) -> Result<ProveTimings> + Sync),
-    abc: &Abc,
+    prove: &(dyn Fn(u32) -> Result<ProveTimings> + Sync),
 ) -> Result<Vec<DeviceRun>> {
     std::thread::scope(|s| {
         let runs: Vec<_> = devices
@@ -68,8 +65,7 @@ fn run_devices(
                             .map(|_| {
                                 w.spawn(|| -> Result<()> {
                                     while next.fetch_add(1, Ordering::SeqCst) < o.n {
-                                        let copy = Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone());
-                                        let t = prove(device, copy)?;
+                                        let t = prove(device)?;
                                         sum.lock().unwrap().add(&t);
                                     }
                                     Ok(())
@@ -96,18 +92,17 @@ pub fn run(o: Opts) -> Result<()> {
     let pce = extract(circuit.blank())?;
     let params = dummy_params(&pce, 5);
     let w = circuit.witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux))?;
-    let abc = evaluate(&pce, &w)?;
     let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
-    let prove = |device: u32, abc: Abc| -> Result<ProveTimings> {
-        Ok(cuzk::groth16::prove(Backend::Cuda(device), Urgency::Throughput, &pce, &w, abc, &params, (r, s))?.1)
+    let prove = |device: u32| -> Result<ProveTimings> {
+        Ok(cuzk::groth16::prove(Backend::Cuda(device), Urgency::Throughput, &pce, &w, None, &params, (r, s))?.1)
     };
     // Warm every device (context, SRS upload, pools) before measuring.
     for &d in &o.devices {
-        prove(d, Abc::new(abc.a.clone(), abc.b.clone(), abc.c.clone()))?;
+        prove(d)?;
     }
     let (mut out, mut totals) = (Vec::new(), Vec::new());
     for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
-        let runs = run_devices(&o, &devices, &prove, &abc)?;
+        let runs = run_devices(&o, &devices, &prove)?;
         let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
         let labels: Vec<String> = runs.iter().map(|r| format!("GPU {}", r.device)).collect();
         let mut rows: Vec<(&str, String)> = runs

@@ -55,8 +55,8 @@ fn stage_json(t: &Timings) -> serde_json::Value {
         "msm_b_g1_s": t.prove.msm_b_g1, "msm_b_g2_s": t.prove.msm_b_g2,
         "assembly_s": t.prove.assembly, "verify_s": t.verify, "total_s": t.total,
         "gpu": {
-            "h_upload_s": t.prove.gpu.h_upload, "h_ntt_s": t.prove.gpu.h_ntt,
-            "aux_upload_s": t.prove.gpu.aux_upload, "select_s": t.prove.gpu.select,
+            "witness_upload_s": t.prove.gpu.witness_upload, "spmv_s": t.prove.gpu.spmv,
+            "h_ntt_s": t.prove.gpu.h_ntt, "select_s": t.prove.gpu.select,
         },
     })
 }

@@ -63,8 +63,8 @@ pub fn steps_line(sum: &ProveTimings, n: u64) -> String {
     let p = |x: f64| x / n.max(1) as f64;
     let g = &sum.gpu;
     format!(
-        "stage {:.4} s = H {:.4} (upload {:.4}, NTT {:.4}) + MSM H {:.4} (aux upload {:.4}) + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4}) + assembly {:.4}",
-        p(sum.total()), p(sum.h), p(g.h_upload), p(g.h_ntt), p(sum.msm_h), p(g.aux_upload),
+        "stage {:.4} s = H {:.4} (witness upload {:.4}, SpMV {:.4}, NTT {:.4}) + MSM H {:.4} + L {:.4} + A {:.4} + B1 {:.4} + B2 {:.4} (select {:.4}) + assembly {:.4}",
+        p(sum.total()), p(sum.h), p(g.witness_upload), p(g.spmv), p(g.h_ntt), p(sum.msm_h),
         p(sum.msm_l), p(sum.msm_a), p(sum.msm_b_g1), p(sum.msm_b_g2), p(g.select), p(sum.assembly)
     )
 }
@@ -73,8 +73,8 @@ pub fn steps_line(sum: &ProveTimings, n: u64) -> String {
 pub fn steps_json(sum: &ProveTimings, n: u64) -> serde_json::Value {
     let p = |x: f64| x / n.max(1) as f64;
     json!({
-        "stage": p(sum.total()), "h": p(sum.h), "h_upload": p(sum.gpu.h_upload), "h_ntt": p(sum.gpu.h_ntt),
-        "msm_h": p(sum.msm_h), "aux_upload": p(sum.gpu.aux_upload), "msm_l": p(sum.msm_l),
+        "stage": p(sum.total()), "h": p(sum.h), "witness_upload": p(sum.gpu.witness_upload),
+        "gpu_spmv": p(sum.gpu.spmv), "h_ntt": p(sum.gpu.h_ntt), "msm_h": p(sum.msm_h), "msm_l": p(sum.msm_l),
         "msm_a": p(sum.msm_a), "msm_b_g1": p(sum.msm_b_g1), "msm_b_g2": p(sum.msm_b_g2),
         "select": p(sum.gpu.select), "assembly": p(sum.assembly),
     })
