@@ -32,14 +32,21 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
     Ok(())
 }
 
-/// `n` distinct points `base, base + step, base + 2·step, …` in affine form.
+/// Distinct points in a dummy query; longer queries repeat them. Computing every point of a
+/// 2^27-row circuit's queries took minutes; copies take seconds, and an MSM costs the same
+/// whatever its bases are.
+const DISTINCT: usize = 1 << 20;
+
+/// `n` points `base, base + step, base + 2·step, …` in affine form: the first [`DISTINCT`]
+/// distinct, then those repeated.
 fn progression<G: Curve + Group + Send + Sync>(n: usize, base: G, step: G) -> Vec<G::AffineRepr>
 where
-    G::AffineRepr: Send + Default + Copy,
+    G::AffineRepr: Send + Sync + Default + Copy,
 {
     const CHUNK: usize = 1 << 14;
     let mut out = vec![G::AffineRepr::default(); n];
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, part)| {
+    let (distinct, rest) = out.split_at_mut(n.min(DISTINCT));
+    distinct.par_chunks_mut(CHUNK).enumerate().for_each(|(c, part)| {
         let mut p = base + step * G::Scalar::from((c * CHUNK) as u64);
         let mut proj = Vec::with_capacity(part.len());
         for _ in 0..part.len() {
@@ -48,12 +55,14 @@ where
         }
         G::batch_normalize(&proj, part);
     });
+    let distinct = &*distinct;
+    rest.par_chunks_mut(DISTINCT).for_each(|part| part.copy_from_slice(&distinct[..part.len()]));
     out
 }
 
-/// Parameters of the right shape for `pce`, made of valid curve points with no
-/// trapdoor known to anyone but the seed holder: fine for byte-equality tests
-/// against bellperson's prover, unsound for real use. Proofs made with them
+/// Parameters of the right shape for `pce`, made of valid curve points (each query's first
+/// 2^20 distinct, then repeated) with no trapdoor known to anyone but the seed holder: fine
+/// for byte-equality tests against bellperson's prover and for timing, unsound for real use. Proofs made with them
 /// verify only against these same parameters.
 pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -102,4 +111,22 @@ pub fn generate_params<C: bellperson::Circuit<Scalar>>(blank: C, path: &Path, se
         Error::Io(format!("{}: {e}", path.display()))
     })?;
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dummy_queries_repeat_their_distinct_points() {
+        let (base, step) = (G1Projective::generator(), G1Projective::generator().double());
+        let p = progression(DISTINCT + 3, base, step);
+        assert_eq!(p.len(), DISTINCT + 3);
+        assert_eq!(
+            (p[0], p[DISTINCT - 1]),
+            (base.to_affine(), (base + step * Scalar::from(DISTINCT as u64 - 1)).to_affine())
+        );
+        assert_eq!(&p[DISTINCT..], &p[..3]);
+        assert!(p[..64].windows(2).all(|w| w[0] != w[1]));
+    }
 }

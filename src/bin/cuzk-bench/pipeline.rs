@@ -4,7 +4,7 @@
 //! `--compare-old` first runs bellperson's own prover the same way.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,8 @@ use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
     SYNTHESIS_NICE,
 };
-use cuzk::groth16::Backend;
 use cuzk::groth16::ProveTimings;
+use cuzk::groth16::{dummy_params, Backend};
 use cuzk::mem;
 use cuzk::pce::extract;
 use serde_json::json;
@@ -50,8 +50,11 @@ pub struct Opts {
     #[arg(long, default_value = "cpu")]
     pub backend: String,
     /// Parameters file; generated (real, bellperson's generator) if absent.
-    #[arg(long)]
-    pub params: PathBuf,
+    #[arg(long, required_unless_present = "dummy_params")]
+    pub params: Option<PathBuf>,
+    /// Dummy parameters made in memory instead (timing only: proofs are not verified).
+    #[arg(long, conflicts_with_all = ["params", "compare_old"])]
+    pub dummy_params: bool,
     /// Plot RSS over time with stage markers (SVG).
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -172,26 +175,48 @@ pub fn run(o: Opts) -> Result<()> {
         stages: Mutex::default(),
     };
     let stop = AtomicBool::new(false);
+    // Device memory in use on all GPUs (every process's), at its highest.
+    let vram_peak = AtomicU64::new(0);
     let mut phases = Vec::new();
     let mut pce_stats = None;
     std::thread::scope(|s| -> Result<()> {
         s.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
+            for k in 0u64.. {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let reserved = tl.budget.lock().unwrap().as_ref().map_or(0, |b| b.used());
                 let rss = mem::stats().rss_bytes;
                 tl.samples.lock().unwrap().push(Sample { t: tl.now(), rss, reserved });
+                if k % 4 == 0 {
+                    let used: u64 = (0..cuzk::gpu::device_count() as u32)
+                        .filter_map(|d| cuzk::gpu::device_memory(d).ok())
+                        .map(|(free, total)| total - free)
+                        .sum();
+                    vram_peak.fetch_max(used, Ordering::Relaxed);
+                }
                 std::thread::sleep(Duration::from_millis(5));
             }
         });
         let res = (|| -> Result<()> {
             mem::trim();
             tl.mark("start");
-            let params = load_or_generate(&o.params, &circuit)?;
-            tl.mark("params loaded");
-            if o.compare_old {
-                phases.push(old_phase(&o, &tl, &params)?);
-            }
-            let pce = extract(circuit.blank())?;
+            let (params, pce) = match &o.params {
+                Some(path) => {
+                    let params = load_or_generate(path, &circuit)?;
+                    tl.mark("params loaded");
+                    if o.compare_old {
+                        phases.push(old_phase(&o, &tl, &params)?);
+                    }
+                    (params, extract(circuit.blank())?)
+                }
+                None => {
+                    let pce = extract(circuit.blank())?;
+                    let params = dummy_params(&pce, 1);
+                    tl.mark("dummy params made");
+                    (params, pce)
+                }
+            };
             mem::trim();
             let static_rss = tl.mark("PCE loaded");
             pce_stats = Some((pce.num_constraints(), footprint(&pce, backend.resolve()?)));
@@ -210,6 +235,7 @@ pub fn run(o: Opts) -> Result<()> {
             ("proofs / pipelines", format!("{} / {}", o.n, o.j)),
             ("RSS before the first proof", gib(p.baseline)),
             ("peak RSS (VmHWM)", gib(p.peak)),
+            ("peak VRAM in use (all GPUs, whole run)", gib(vram_peak.load(Ordering::Relaxed))),
             (
                 "RSS after drop + trim",
                 format!(
@@ -218,7 +244,10 @@ pub fn run(o: Opts) -> Result<()> {
                     100.0 * (p.after_trim as f64 / p.baseline as f64 - 1.0)
                 ),
             ),
-            ("proofs verified", format!("{}/{}", p.verified, o.n)),
+            (
+                if o.dummy_params { "proofs done (dummy params: not verified)" } else { "proofs verified" },
+                format!("{}/{}", p.verified, o.n),
+            ),
             ("wall", format!("{:.2} s ({:.2} proofs/min)", p.wall_s, 60.0 * o.n as f64 / p.wall_s)),
         ];
         if let Some([(w50, w90), (s50, s90)]) = p.synthesis {
@@ -294,7 +323,8 @@ pub fn run(o: Opts) -> Result<()> {
             "baseline_rss_bytes": new.baseline,
             "final_rss_bytes": new.after_trim,
             "predicted_peak_bytes": new.predicted,
-            "proofs_verified": new.verified,
+            "proofs_verified": new.verified, "dummy_params": o.dummy_params,
+            "vram_peak_bytes": vram_peak.load(Ordering::Relaxed),
             "backend_busy_fraction": new.backend_busy,
             "steady_proofs_per_min": new.steady_per_min,
             "synthesis_s": new.synthesis.map(|[w, s]| json!({"witness_p50": w.0, "witness_p90": w.1, "spmv_p50": s.0, "spmv_p90": s.1})),
@@ -315,7 +345,8 @@ pub fn run(o: Opts) -> Result<()> {
     Ok(())
 }
 
-/// Runs `o.n` jobs on `o.j` threads; `job(i)` returns whether proof i verified.
+/// Runs `o.n` jobs on `o.j` threads; `job(i)` returns whether proof i verified (with dummy
+/// parameters: was made).
 fn run_jobs(o: &Opts, job: impl Fn(usize) -> Result<bool> + Sync) -> Result<(usize, f64)> {
     let next = AtomicUsize::new(0);
     let verified = AtomicUsize::new(0);
@@ -409,7 +440,7 @@ fn new_phase(
             pce: &pce,
             params,
             statement: &warm,
-            opts: ProveOptions { backend: device, verify: true, randomness: None },
+            opts: ProveOptions { backend: device, verify: !o.dummy_params, randomness: None },
             priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: None,
@@ -443,7 +474,7 @@ fn new_phase(
             pce: &pce,
             params,
             statement: &statement,
-            opts: ProveOptions { backend, verify: true, randomness: None },
+            opts: ProveOptions { backend, verify: !o.dummy_params, randomness: None },
             priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: Some(&observe),
