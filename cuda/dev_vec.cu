@@ -114,6 +114,25 @@ CUZK_FFI RustError::by_value cuzk_gpu_trim(int device_id)
     })
 }
 
+// Device memory a new proof buffer could take now: what the driver has free
+// plus what the device's pool keeps of freed buffers (it hands that out
+// again first). Makes the device's per-device state if it has none.
+CUZK_FFI RustError::by_value cuzk_gpu_room(int device_id, size_t* out)
+{
+    *out = 0;
+    CUZK_TRY(device_id, {
+        device_init(gpu);
+        size_t free, total;
+        CUDA_OK(cudaMemGetInfo(&free, &total));
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        cuuint64_t reserved = 0, used = 0;
+        CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+        CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+        *out = free + (reserved > used ? (size_t)(reserved - used) : 0);
+    })
+}
+
 CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, const fr_t* host,
                                                  size_t n, scalars_t** out)
 {

@@ -565,12 +565,14 @@ struct cuzk_mem_stats {
    */
   uint64_t witness_bytes;
   /**
-   * a, b, c evaluations of proofs in flight, and their buffers kept for
-   * the next proofs.
+   * a, b, c evaluations of proofs in flight on the CPU backend, and their
+   * buffers kept for the next proofs (a GPU evaluates them on the device:
+   * none on the host).
    */
   uint64_t abc_bytes;
   /**
-   * Device memory in use on all GPUs together.
+   * Device memory in use on all GPUs together (resident SRS and PCE copies,
+   * proofs' buffers).
    */
   uint64_t gpu_bytes;
   /**
@@ -897,8 +899,9 @@ cuzk_status cuzk_mem_reset_peak(struct cuzk_error *err);
 /**
  * Frees the buffers engines keep from finished proofs for the next ones
  * (freed anyway after a minute unused, or when a reservation needs their
- * room) and the GPU copies of parameters no handle or proof holds any more,
- * gives the device memory the GPUs' pools keep of freed proof buffers back
+ * room), the GPU copies of parameters no handle or proof holds any more and
+ * those of PCEs no proof is using now (the next proof remakes them), gives
+ * the device memory the GPUs' pools keep of freed proof buffers back
  * to the driver (free again in `nvidia-smi`), then returns freed heap memory
  * to the kernel (`malloc_trim`; a no-op outside glibc). Always `CUZK_OK` unless a panic is caught. Safe from any
  * thread.

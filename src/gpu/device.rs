@@ -75,6 +75,18 @@ pub fn device_memory(id: u32) -> crate::Result<(u64, u64)> {
     Ok((d.free_bytes, d.total_bytes))
 }
 
+/// Device memory a new buffer of a proof could take on device `id` now: the driver's free
+/// memory plus what the device's pool keeps of buffers freed before (every other process's
+/// use counted as taken).
+pub fn room(id: usize) -> Result<u64> {
+    let c_id = c_device(id)?;
+    let mut bytes = 0usize;
+    // SAFETY: the C side writes one `size_t` (= usize) through the pointer, which points to a
+    // live local, and keeps nothing.
+    check(unsafe { ffi::cuzk_gpu_room(c_id, &mut bytes) })?;
+    Ok(bytes as u64)
+}
+
 /// All usable devices; empty without a GPU.
 pub fn devices() -> Vec<DeviceInfo> {
     (0..device_count()).filter_map(|i| device_info(i).ok()).collect()
