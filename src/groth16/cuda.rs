@@ -277,8 +277,9 @@ mod tests {
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,
-    /// on every synthetic family; the first unsatisfied row is the CPU check's; the PCE's
-    /// device copy is made once and dropped with it (or when unused).
+    /// on every circuit family (the synthetic ones and a real 2 KiB PoRep partition); the
+    /// first unsatisfied row is the CPU check's; the PCE's device copy is made once and
+    /// dropped with it (or when unused).
     #[test]
     fn device_spmv_matches_the_host() {
         if gpu::device_count() == 0 {
@@ -289,35 +290,52 @@ mod tests {
             for size in [1000, 1 << 14] {
                 let circuit = Synthetic::new(family, size, 5);
                 let pce = extract(circuit.blank()).unwrap();
-                let mut w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
-                let lg = pce.domain_size().trailing_zeros();
-                let m = device_matrices(0, &pce).unwrap();
-                assert!(Arc::ptr_eq(&m, &device_matrices(0, &pce).unwrap()), "uploaded once");
-                let on_device = |w: &Witness| {
-                    let (inputs, aux) =
-                        (DeviceScalars::upload(0, &w.inputs).unwrap(), DeviceScalars::upload(0, &w.aux).unwrap());
-                    let (abc, unsat) = m.eval(&inputs, &aux, lg).unwrap();
-                    (abc.map(|v| v.to_host().unwrap()), unsat)
-                };
-                let host = evaluate(&pce, &w).unwrap();
-                let ([a, b, c], unsat) = on_device(&w);
-                assert_eq!(unsat, None, "{family:?} {size}");
-                for (got, want) in [(a, &host.a), (b, &host.b), (c, &host.c)] {
-                    assert_eq!(got.len(), pce.domain_size());
-                    assert!(got[..want.len()] == want[..], "{family:?} {size}: a device product differs");
-                    assert!(got[want.len()..].iter().all(|x| *x == Scalar::ZERO), "{family:?} {size}: padding");
-                }
-                // A wrong aux value: both sides name the same first broken row.
-                w.aux[pce.num_aux / 2] += Scalar::from(3u64);
-                let want = match crate::pce::check_satisfied(&evaluate(&pce, &w).unwrap()) {
-                    Err(crate::Error::Unsatisfied { constraint }) => constraint,
-                    other => panic!("{family:?} {size}: the host check says {other:?}"),
-                };
-                assert_eq!(on_device(&w).1, Some(want), "{family:?} {size}");
-                drop(m);
-                assert_eq!(pce.device_copies.drop_unused(), 1);
+                let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+                device_spmv_matches(&pce, w, &format!("{family:?} {size}"));
             }
         }
+        #[cfg(feature = "porep")]
+        {
+            use crate::circuits::porep::{self, PorepSize};
+            use crate::circuits::Circuit;
+            use crate::witness::WitnessSource;
+            let dir = std::env::temp_dir().join(format!("cuzk-spmv-porep-{}", std::process::id()));
+            let c1 = porep::make_c1(PorepSize::KiB2, &dir, 7).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            let statement = Circuit::Porep(PorepSize::KiB2).statement(0, &c1).unwrap();
+            let pce = porep::extract_pce(PorepSize::KiB2).unwrap();
+            let w = statement.instance(0).unwrap().witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+            device_spmv_matches(&pce, w, "PoRep 2 KiB");
+        }
+    }
+
+    fn device_spmv_matches(pce: &Pce, mut w: Witness, what: &str) {
+        let lg = pce.domain_size().trailing_zeros();
+        let m = device_matrices(0, pce).unwrap();
+        assert!(Arc::ptr_eq(&m, &device_matrices(0, pce).unwrap()), "uploaded once");
+        let on_device = |w: &Witness| {
+            let (inputs, aux) =
+                (DeviceScalars::upload(0, &w.inputs).unwrap(), DeviceScalars::upload(0, &w.aux).unwrap());
+            let (abc, unsat) = m.eval(&inputs, &aux, lg).unwrap();
+            (abc.map(|v| v.to_host().unwrap()), unsat)
+        };
+        let host = evaluate(pce, &w).unwrap();
+        let ([a, b, c], unsat) = on_device(&w);
+        assert_eq!(unsat, None, "{what}");
+        for (got, want) in [(a, &host.a), (b, &host.b), (c, &host.c)] {
+            assert_eq!(got.len(), pce.domain_size());
+            assert!(got[..want.len()] == want[..], "{what}: a device product differs");
+            assert!(got[want.len()..].iter().all(|x| *x == Scalar::ZERO), "{what}: padding");
+        }
+        // A wrong aux value: both sides name the same first broken row.
+        w.aux[pce.num_aux / 2] += Scalar::from(3u64);
+        let want = match crate::pce::check_satisfied(&evaluate(pce, &w).unwrap()) {
+            Err(crate::Error::Unsatisfied { constraint }) => constraint,
+            other => panic!("{what}: the host check says {other:?}"),
+        };
+        assert_eq!(on_device(&w).1, Some(want), "{what}");
+        drop(m);
+        assert_eq!(pce.device_copies.drop_unused(), 1);
     }
 
     /// Matrices whose words name a column or dictionary entry out of range (a PCE changed
