@@ -95,7 +95,7 @@ static void test_nulls_and_bad_arguments(void) {
   memset(scratch, 0, sizeof scratch);
   const struct cuzk_engine *odd_engine = (const struct cuzk_engine *)(const void *)(scratch + 1);
   struct cuzk_engine_stats st;
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_engine_stats(odd_engine, &st, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_engine_stats(odd_engine, &st, &err), &err);
   EXPECT(strstr(err.message, "engine") != NULL);
   struct cuzk_engine *engine = NULL;
   const struct cuzk_engine_config *odd_config = (const struct cuzk_engine_config *)(const void *)(scratch + 1);

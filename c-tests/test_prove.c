@@ -61,6 +61,13 @@ int main(void) {
          (unsigned long long)a.num_constraints, (unsigned long long)a.nnz,
          (unsigned long long)a.bytes);
   cuzk_pce_free(again);
+  /* A freed handle is refused by every call, and freeing it again is harmless (under ASan:
+   * no use after free, no double free). */
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_pce_info(again, &b, &err), &err);
+  EXPECT(strstr(err.message, "pce") != NULL);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_pce_unload(again, &err), &err);
+  cuzk_pce_free(again);
+  REQUIRE_OK(cuzk_pce_info(pce, &b, &err), &err);
 
   /* --- Parameters: missing, then generated, then loaded (same file). */
   struct cuzk_params *params = NULL, *params2 = NULL;
@@ -115,10 +122,12 @@ int main(void) {
   EXPECT(strstr(err.message, "timings") != NULL);
   size_t *odd_len = (size_t *)(void *)(scratch + 1);
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, NULL, untouched, sizeof untouched, odd_len, NULL, &err), &err);
+  /* Handles are tokens: anything else (here a stack address) is not one, and is never read. */
   const struct cuzk_cancel *odd_cancel = (const struct cuzk_cancel *)(const void *)(scratch + 1);
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &req, odd_cancel, untouched, sizeof untouched, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_prove(NULL, pce, params, &req, odd_cancel, untouched, sizeof untouched, &len, NULL, &err), &err);
   const struct cuzk_engine *odd_engine = (const struct cuzk_engine *)(const void *)(scratch + 1);
-  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(odd_engine, pce, params, &req, NULL, untouched, sizeof untouched, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_prove(odd_engine, pce, params, &req, NULL, untouched, sizeof untouched, &len, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_prove(NULL, (const struct cuzk_pce *)(const void *)params, params, &req, NULL, untouched, sizeof untouched, &len, NULL, &err), &err);
   EXPECT(len == 7 && untouched[0] == 0xab && untouched[CUZK_PROOF_BYTES - 1] == 0xab);
 
   /* --- Verification failures. */
@@ -263,6 +272,9 @@ int main(void) {
   cuzk_pce_free(pce);
   cuzk_params_free(params);
   cuzk_params_free(params2);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_verify(params, &after, proof2, len, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_HANDLE, cuzk_prove(NULL, pce, params2, &after, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
+  cuzk_params_free(params);
   cleanup_dir();
   return finish("test_prove");
 }

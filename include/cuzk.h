@@ -175,6 +175,11 @@ enum cuzk_status
    */
   CUZK_TOO_LARGE = 106,
   /**
+   * A handle argument is not a live handle of its type: freed already (on
+   * this or another thread), or never returned by this library for it.
+   */
+  CUZK_INVALID_HANDLE = 107,
+  /**
    * A file could not be read or written (permissions, disk full, ...).
    */
   CUZK_IO = 200,
@@ -787,8 +792,9 @@ cuzk_status cuzk_engine_new(const struct cuzk_engine_config *config,
                             struct cuzk_error *err);
 
 /**
- * Frees an engine handle. NULL is a no-op. Proofs still running on it
- * finish first (they hold their own reference). Call exactly once per handle.
+ * Frees an engine handle. Proofs still running on it finish first (they hold
+ * their own reference). Call once per handle; NULL, or a handle already
+ * freed, is a no-op, and later calls with it get `CUZK_INVALID_HANDLE`.
  */
 void cuzk_engine_free(struct cuzk_engine *engine);
 
@@ -876,8 +882,9 @@ cuzk_status cuzk_cancel_new(struct cuzk_cancel **out, struct cuzk_error *err);
 cuzk_status cuzk_cancel_trigger(const struct cuzk_cancel *cancel, struct cuzk_error *err);
 
 /**
- * Frees a token. NULL is a no-op. Only after every `cuzk_prove` given it
- * has returned.
+ * Frees a token. Calls in flight with it keep it until they return. NULL,
+ * or a token already freed, is a no-op; later calls with it (a trigger
+ * too) get `CUZK_INVALID_HANDLE`.
  */
 void cuzk_cancel_free(struct cuzk_cancel *cancel);
 
@@ -967,8 +974,10 @@ cuzk_status cuzk_params_generate(const struct cuzk_circuit *circuit,
 cuzk_status cuzk_params_unload(const struct cuzk_params *params, struct cuzk_error *err);
 
 /**
- * Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. NULL is
- * a no-op. Call exactly once per handle, after its last use on every thread.
+ * Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. Call once
+ * per handle, after its last use. Misuse is safe: NULL, or a handle already
+ * freed, is a no-op; calls in flight keep what they use until they return;
+ * later calls with it get `CUZK_INVALID_HANDLE`.
  * When it was the last reference to unloaded parameters, their GPU copies
  * are freed too.
  */
@@ -1029,10 +1038,12 @@ cuzk_status cuzk_pce_info(const struct cuzk_pce *pce,
 cuzk_status cuzk_pce_unload(const struct cuzk_pce *pce, struct cuzk_error *err);
 
 /**
- * Frees a handle from `cuzk_pce_load`. NULL is a no-op. The shared PCE
- * itself is freed only when no handle and no registry entry holds it.
+ * Frees a handle from `cuzk_pce_load`. The shared PCE itself is freed only
+ * when no handle, no call in flight and no registry entry holds it.
  *
- * Call exactly once per handle, after its last use on every thread.
+ * Call once per handle, after its last use. Misuse is safe: NULL, or a handle
+ * already freed, is a no-op; calls in flight on other threads keep what they
+ * use until they return; later calls with it get `CUZK_INVALID_HANDLE`.
  */
 void cuzk_pce_free(struct cuzk_pce *pce);
 

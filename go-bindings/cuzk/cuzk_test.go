@@ -54,7 +54,7 @@ func TestStatusesMatchHeader(t *testing.T) {
 		StatusOK: "CUZK_OK", StatusNullArgument: "CUZK_NULL_ARGUMENT", StatusInvalidArgument: "CUZK_INVALID_ARGUMENT",
 		StatusUnknownCircuit: "CUZK_UNKNOWN_CIRCUIT", StatusBufferTooSmall: "CUZK_BUFFER_TOO_SMALL",
 		StatusCircuitMismatch: "CUZK_CIRCUIT_MISMATCH", StatusUnsupported: "CUZK_UNSUPPORTED", StatusTooLarge: "CUZK_TOO_LARGE",
-		StatusIO: "CUZK_IO", StatusFileNotFound: "CUZK_FILE_NOT_FOUND", StatusBadPCEFile: "CUZK_BAD_PCE_FILE",
+		StatusInvalidHandle: "CUZK_INVALID_HANDLE", StatusIO: "CUZK_IO", StatusFileNotFound: "CUZK_FILE_NOT_FOUND", StatusBadPCEFile: "CUZK_BAD_PCE_FILE",
 		StatusBadParamsFile: "CUZK_BAD_PARAMS_FILE", StatusParamsMismatch: "CUZK_PARAMS_MISMATCH",
 		StatusParamsIdentityDelta: "CUZK_PARAMS_IDENTITY_DELTA", StatusSynthesisFailed: "CUZK_SYNTHESIS_FAILED",
 		StatusUnsatisfied: "CUZK_UNSATISFIED", StatusVerificationFailed: "CUZK_VERIFICATION_FAILED",

@@ -19,6 +19,7 @@ const (
 	StatusCircuitMismatch     Status = 104
 	StatusUnsupported         Status = 105
 	StatusTooLarge            Status = 106
+	StatusInvalidHandle       Status = 107
 	StatusIO                  Status = 200
 	StatusFileNotFound        Status = 201
 	StatusBadPCEFile          Status = 202
@@ -73,6 +74,7 @@ var (
 	ErrCircuitMismatch     = &Error{Status: StatusCircuitMismatch}
 	ErrUnsupported         = &Error{Status: StatusUnsupported}
 	ErrTooLarge            = &Error{Status: StatusTooLarge}
+	ErrInvalidHandle       = &Error{Status: StatusInvalidHandle}
 	ErrIO                  = &Error{Status: StatusIO}
 	ErrFileNotFound        = &Error{Status: StatusFileNotFound}
 	ErrBadPCEFile          = &Error{Status: StatusBadPCEFile}

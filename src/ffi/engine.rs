@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::boundary::{arg_opt_out, arg_opt_ref, arg_out, arg_ref};
+use super::boundary::{arg_opt_out, arg_opt_ref, arg_out};
+use super::handles::Handles;
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
 use super::prove::cuzk_backend;
@@ -107,6 +108,10 @@ pub struct cuzk_engine {
 pub struct cuzk_cancel {
     pub(crate) token: CancelToken,
 }
+
+/// The live `cuzk_engine` and `cuzk_cancel` handles.
+pub(crate) static ENGINES: Handles<cuzk_engine> = Handles::new();
+pub(crate) static CANCELS: Handles<cuzk_cancel> = Handles::new();
 
 /// An engine's budget now.
 #[repr(C)]
@@ -275,19 +280,18 @@ pub unsafe extern "C" fn cuzk_engine_new(
             None => EngineConfig::default(),
         };
         let engine = new_engine(cfg)?;
-        out.write(Box::into_raw(Box::new(cuzk_engine { engine })));
+        out.write(ENGINES.insert(cuzk_engine { engine }));
         Ok(())
     })
 }
 
-/// Frees an engine handle. NULL is a no-op. Proofs still running on it
-/// finish first (they hold their own reference). Call exactly once per handle.
+/// Frees an engine handle. Proofs still running on it finish first (they hold
+/// their own reference). Call once per handle; NULL, or a handle already
+/// freed, is a no-op, and later calls with it get `CUZK_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
     ffi_boundary!(value_on_panic: (), {
-        if !engine.is_null() {
-            drop(Box::from_raw(engine));
-        }
+        ENGINES.remove(engine);
     })
 }
 
@@ -304,7 +308,7 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
+        let e = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
         let b = e.budget();
         let devices = e.device_stats();
         out.write(cuzk_engine_stats {
@@ -342,7 +346,7 @@ pub unsafe extern "C" fn cuzk_engine_devices(
             None if cap > 0 => return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0")),
             None => out,
         };
-        let e = engine_or_default(arg_opt_ref(engine, "engine")?)?;
+        let e = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
         let devices = e.device_stats();
         for (i, d) in devices.iter().take(cap).enumerate() {
             let (backend, device) = match d.backend {
@@ -382,9 +386,9 @@ pub unsafe extern "C" fn cuzk_engine_prepare(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let pce = arg_ref(pce, "pce")?;
-        let params = arg_ref(params, "params")?;
-        Ok(engine_or_default(arg_opt_ref(engine, "engine")?)?.prepare(&pce.pce, &params.params)?)
+        let pce = super::pce::HANDLES.get(pce, "pce")?;
+        let params = super::params::HANDLES.get(params, "params")?;
+        Ok(engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?.prepare(&pce.pce, &params.params)?)
     })
 }
 
@@ -401,9 +405,9 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let pce = arg_ref(pce, "pce")?;
+        let pce = super::pce::HANDLES.get(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.footprint(&pce.pce));
+        out.write(engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?.footprint(&pce.pce));
         Ok(())
     })
 }
@@ -424,9 +428,10 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let pce = arg_ref(pce, "pce")?;
+        let pce = super::pce::HANDLES.get(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(arg_opt_ref(engine, "engine")?)?.predicted_peak_now(&pce.pce, in_flight as usize));
+        let engine = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
+        out.write(engine.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
     })
 }
@@ -437,7 +442,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
 pub unsafe extern "C" fn cuzk_cancel_new(out: *mut *mut cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        out.write(Box::into_raw(Box::new(cuzk_cancel { token: CancelToken::new() })));
+        out.write(CANCELS.insert(cuzk_cancel { token: CancelToken::new() }));
         Ok(())
     })
 }
@@ -449,18 +454,17 @@ pub unsafe extern "C" fn cuzk_cancel_new(out: *mut *mut cuzk_cancel, err: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_cancel_trigger(cancel: *const cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
-        arg_ref(cancel, "cancel")?.token.cancel();
+        CANCELS.get(cancel, "cancel")?.token.cancel();
         Ok(())
     })
 }
 
-/// Frees a token. NULL is a no-op. Only after every `cuzk_prove` given it
-/// has returned.
+/// Frees a token. Calls in flight with it keep it until they return. NULL,
+/// or a token already freed, is a no-op; later calls with it (a trigger
+/// too) get `CUZK_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_cancel_free(cancel: *mut cuzk_cancel) {
     ffi_boundary!(value_on_panic: (), {
-        if !cancel.is_null() {
-            drop(Box::from_raw(cancel));
-        }
+        CANCELS.remove(cancel);
     })
 }

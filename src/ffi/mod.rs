@@ -11,8 +11,10 @@
 //!   `CUZK_PANIC`, never unwinds into the host;
 //! - every pointer is checked (NULL → `CUZK_NULL_ARGUMENT`), `(NULL, 0)` is an
 //!   empty slice, and no host pointer is kept after a call returns;
-//! - handles ([`cuzk_pce`], [`cuzk_params`], [`cuzk_engine`]) hold an `Arc` to a
-//!   shared instance; `*_free(NULL)` is a no-op.
+//! - handles ([`cuzk_pce`], [`cuzk_params`], [`cuzk_engine`], [`cuzk_cancel`]) are tokens
+//!   looked up in a table per type (`handles.rs`), each holding an `Arc` to a shared
+//!   instance: a freed, foreign or forged handle is `CUZK_INVALID_HANDLE`, a call holds what
+//!   it uses until it returns, and `*_free` of NULL or of a freed handle is a no-op.
 
 #![allow(non_camel_case_types)]
 // Every `extern "C"` fn here dereferences caller pointers after checking them;
@@ -24,6 +26,7 @@
 mod boundary;
 mod circuit;
 mod engine;
+mod handles;
 mod mem;
 mod params;
 mod pce;

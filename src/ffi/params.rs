@@ -9,6 +9,7 @@ use blstrs::Bls12;
 
 use super::boundary::{arg_out, arg_path, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
+use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Circuit, Kind};
 use crate::groth16::{params::generate_params, srs};
@@ -31,6 +32,9 @@ pub const CUZK_PARAMS_LOAD_NO_CACHE: u32 = 2;
 pub struct cuzk_params {
     pub(crate) params: Arc<Parameters<Bls12>>,
 }
+
+/// The live `cuzk_params` handles.
+pub(crate) static HANDLES: Handles<cuzk_params> = Handles::new();
 
 /// `CUZK_FILE_NOT_FOUND` for a missing file, distinct from the other I/O errors.
 fn exists(path: &Path) -> FfiResult<()> {
@@ -103,7 +107,7 @@ pub unsafe extern "C" fn cuzk_params_load(
         }
         let (checked, cache) = (flags & CUZK_PARAMS_LOAD_CHECKED != 0, flags & CUZK_PARAMS_LOAD_NO_CACHE == 0);
         let h = load_params(&path, checked, cache)?;
-        out.write(Box::into_raw(Box::new(h)));
+        out.write(HANDLES.insert(h));
         Ok(())
     })
 }
@@ -131,7 +135,7 @@ pub unsafe extern "C" fn cuzk_params_generate(
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
         let h = generate(circuit, &path, seed)?;
-        out.write(Box::into_raw(Box::new(h)));
+        out.write(HANDLES.insert(h));
         Ok(())
     })
 }
@@ -146,21 +150,22 @@ pub unsafe extern "C" fn cuzk_params_generate(
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_params_unload(params: *const cuzk_params, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
-        let h = arg_ref(params, "params")?;
+        let h = HANDLES.get(params, "params")?;
         srs::unload_instance(&h.params);
         Ok(())
     })
 }
 
-/// Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. NULL is
-/// a no-op. Call exactly once per handle, after its last use on every thread.
+/// Frees a handle from `cuzk_params_load` or `cuzk_params_generate`. Call once
+/// per handle, after its last use. Misuse is safe: NULL, or a handle already
+/// freed, is a no-op; calls in flight keep what they use until they return;
+/// later calls with it get `CUZK_INVALID_HANDLE`.
 /// When it was the last reference to unloaded parameters, their GPU copies
 /// are freed too.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_params_free(params: *mut cuzk_params) {
     ffi_boundary!(value_on_panic: (), {
-        if !params.is_null() {
-            drop(Box::from_raw(params));
+        if HANDLES.remove(params) {
             srs::release_unused_device_copies();
         }
     })

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::boundary::{arg_out, arg_path, arg_ref, copy_to_chars};
 use super::circuit::{circuit_from_c, cuzk_circuit};
+use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::Circuit;
 use crate::pce::{registry, Access, Pce};
@@ -42,6 +43,9 @@ pub struct cuzk_pce {
     pub(crate) pce: Arc<Pce>,
     pub(crate) id: String,
 }
+
+/// The live `cuzk_pce` handles.
+pub(crate) static HANDLES: Handles<cuzk_pce> = Handles::new();
 
 /// What a PCE holds (filled by `cuzk_pce_info`).
 #[repr(C)]
@@ -118,7 +122,7 @@ pub unsafe extern "C" fn cuzk_pce_load(
         }
         let access = if flags & CUZK_PCE_LOAD_MAP != 0 { Access::Map } else { Access::Read };
         let handle = load_pce(circuit, &path, flags & CUZK_PCE_LOAD_SKIP_CHECKSUMS == 0, access)?;
-        out.write(Box::into_raw(Box::new(handle)));
+        out.write(HANDLES.insert(handle));
         Ok(())
     })
 }
@@ -134,7 +138,7 @@ pub unsafe extern "C" fn cuzk_pce_info(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let h = arg_ref(pce, "pce")?;
+        let h = HANDLES.get(pce, "pce")?;
         let out = arg_out(out, "out")?;
         let p = &h.pce;
         let mut info = cuzk_pce_info {
@@ -163,21 +167,21 @@ pub unsafe extern "C" fn cuzk_pce_info(
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_pce_unload(pce: *const cuzk_pce, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
-        let h = arg_ref(pce, "pce")?;
+        let h = HANDLES.get(pce, "pce")?;
         registry::unload(&h.id);
         Ok(())
     })
 }
 
-/// Frees a handle from `cuzk_pce_load`. NULL is a no-op. The shared PCE
-/// itself is freed only when no handle and no registry entry holds it.
+/// Frees a handle from `cuzk_pce_load`. The shared PCE itself is freed only
+/// when no handle, no call in flight and no registry entry holds it.
 ///
-/// Call exactly once per handle, after its last use on every thread.
+/// Call once per handle, after its last use. Misuse is safe: NULL, or a handle
+/// already freed, is a no-op; calls in flight on other threads keep what they
+/// use until they return; later calls with it get `CUZK_INVALID_HANDLE`.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_pce_free(pce: *mut cuzk_pce) {
     ffi_boundary!(value_on_panic: (), {
-        if !pce.is_null() {
-            drop(Box::from_raw(pce));
-        }
+        HANDLES.remove(pce);
     })
 }

@@ -3,7 +3,7 @@
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
-use super::boundary::{arg_bytes, arg_opt_out, arg_opt_ref, arg_out, arg_ref};
+use super::boundary::{arg_bytes, arg_opt_out, arg_out, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
 use super::params::cuzk_params;
@@ -251,11 +251,12 @@ pub unsafe extern "C" fn cuzk_prove(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         // Every pointer is checked before anything is written or done.
-        let pce = arg_ref(pce, "pce")?;
-        let params = arg_ref(params, "params")?;
+        // Handles are held for the call: freed meanwhile on another thread, they stay alive.
+        let pce = super::pce::HANDLES.get(pce, "pce")?;
+        let params = super::params::HANDLES.get(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
-        let engine = arg_opt_ref(engine, "engine")?;
-        let cancel = arg_opt_ref(cancel, "cancel")?;
+        let engine = super::engine::ENGINES.get_opt(engine, "engine")?;
+        let cancel = super::engine::CANCELS.get_opt(cancel, "cancel")?;
         let proof_len = arg_out(proof_len, "proof_len")?;
         let timings = arg_opt_out(timings, "timings")?;
         let needed = req.circuit.proof_len();
@@ -270,8 +271,8 @@ pub unsafe extern "C" fn cuzk_prove(
             return Err(Failure::new(CUZK_NULL_ARGUMENT, "proof_out is NULL"));
         }
         let cancel = cancel.map_or_else(CancelToken::new, |c| c.token.clone());
-        let engine = engine_or_default(engine)?;
-        let (bytes, t) = prove(&engine, pce, &params.params, &req, &cancel)?;
+        let engine = engine_or_default(engine.as_deref())?;
+        let (bytes, t) = prove(&engine, &pce, &params.params, &req, &cancel)?;
         if bytes.len() != needed {
             return Err(Failure::new(CUZK_INTERNAL, "proof length differs from the announced one"));
         }
@@ -301,7 +302,7 @@ pub unsafe extern "C" fn cuzk_verify(
     err: *mut cuzk_error,
 ) -> cuzk_status {
     ffi_boundary!(err, {
-        let params = arg_ref(params, "params")?;
+        let params = super::params::HANDLES.get(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof = arg_bytes(proof, proof_len, "proof")?;
         Ok(engine::verify(&params.params.vk, &req.statement()?, proof)?)

@@ -33,6 +33,9 @@ pub enum cuzk_status {
     CUZK_UNSUPPORTED = 105,
     /// The circuit is larger than the compact PCE format can hold.
     CUZK_TOO_LARGE = 106,
+    /// A handle argument is not a live handle of its type: freed already (on
+    /// this or another thread), or never returned by this library for it.
+    CUZK_INVALID_HANDLE = 107,
     /// A file could not be read or written (permissions, disk full, ...).
     CUZK_IO = 200,
     /// A file that must exist does not.
@@ -72,7 +75,7 @@ pub enum cuzk_status {
 use cuzk_status::*;
 
 /// Every status, for tests and for `cuzk_status_str`.
-pub(crate) const ALL_STATUSES: [cuzk_status; 24] = [
+pub(crate) const ALL_STATUSES: [cuzk_status; 25] = [
     CUZK_OK,
     CUZK_NULL_ARGUMENT,
     CUZK_INVALID_ARGUMENT,
@@ -81,6 +84,7 @@ pub(crate) const ALL_STATUSES: [cuzk_status; 24] = [
     CUZK_CIRCUIT_MISMATCH,
     CUZK_UNSUPPORTED,
     CUZK_TOO_LARGE,
+    CUZK_INVALID_HANDLE,
     CUZK_IO,
     CUZK_FILE_NOT_FOUND,
     CUZK_BAD_PCE_FILE,
@@ -111,6 +115,7 @@ impl cuzk_status {
             CUZK_CIRCUIT_MISMATCH => "CUZK_CIRCUIT_MISMATCH: the request names another circuit than the PCE\0",
             CUZK_UNSUPPORTED => "CUZK_UNSUPPORTED: not available in this build\0",
             CUZK_TOO_LARGE => "CUZK_TOO_LARGE: the circuit is too large\0",
+            CUZK_INVALID_HANDLE => "CUZK_INVALID_HANDLE: not a live handle (freed, or not made for this)\0",
             CUZK_IO => "CUZK_IO: a file could not be read or written\0",
             CUZK_FILE_NOT_FOUND => "CUZK_FILE_NOT_FOUND: no such file\0",
             CUZK_BAD_PCE_FILE => "CUZK_BAD_PCE_FILE: the PCE file is truncated, corrupt or foreign\0",

@@ -164,6 +164,16 @@ fn prove_verify_and_errors_end_to_end() {
         let id = CStr::from_ptr(ia.circuit_id.as_ptr()).to_str().unwrap();
         assert!(id.starts_with("mimc-chain-"), "{id}");
         cuzk_pce_free(b);
+        // A freed handle is refused; a second free does nothing; neither is a forged handle,
+        // nor one of another type, ever dereferenced.
+        assert_eq!(cuzk_pce_info(b, &mut ib, &mut *e), CUZK_INVALID_HANDLE);
+        assert!(message(&e).contains("pce is not a live handle"), "{}", message(&e));
+        cuzk_pce_free(b);
+        let forged = std::ptr::without_provenance::<cuzk_pce>(0x1000);
+        assert_eq!(cuzk_pce_info(forged, &mut ib, &mut *e), CUZK_INVALID_HANDLE);
+        assert_eq!(cuzk_params_unload(a.cast(), &mut *e), CUZK_INVALID_HANDLE);
+        cuzk_params_free(a.cast());
+        assert_eq!(cuzk_pce_info(a, &mut ib, &mut *e), CUZK_OK, "a's handle survives a free as another type");
 
         let mut p: *mut cuzk_params = null_mut();
         assert_eq!(cuzk_params_generate(&c, params_path.as_ptr(), 42, &mut p, &mut *e), CUZK_OK, "{}", message(&e));
@@ -275,6 +285,87 @@ fn corrupt_pce_file_is_refused() {
 
 #[allow(dead_code)]
 fn _abi_types_are_ffi_safe(_: cuzk_mem_stats, _: cuzk_timings, _: *const c_char) {}
+
+/// A host that frees every handle while calls still use them (one proving, one waiting for
+/// budget inside `cuzk_prove`): the calls finish with what they hold, and the handles are
+/// dead for every later call.
+#[test]
+fn handles_freed_during_calls_stay_alive_for_them() {
+    let dir = tmp_dir("handles");
+    let (pce_path, params_path) = (cpath(&dir.join("m.pce")), cpath(&dir.join("m.params")));
+    let mut e = new_err();
+    // SAFETY: every pointer below is NULL on purpose or points to a live local of the right
+    // type; handles are tokens, never dereferenced.
+    unsafe {
+        let c = mimc(3000);
+        let mut a: *mut cuzk_pce = null_mut();
+        assert_eq!(cuzk_pce_load(&c, pce_path.as_ptr(), 0, &mut a, &mut *e), CUZK_OK, "{}", message(&e));
+        let mut p: *mut cuzk_params = null_mut();
+        assert_eq!(cuzk_params_generate(&c, params_path.as_ptr(), 3, &mut p, &mut *e), CUZK_OK, "{}", message(&e));
+        let mut fp = 0u64;
+        assert_eq!(cuzk_engine_footprint(null(), a, &mut fp, &mut *e), CUZK_OK);
+        let mut eng: *mut cuzk_engine = null_mut();
+        let mut one = engine_config(fp);
+        one.flags |= CUZK_ENGINE_NO_CRITICAL_RESERVE;
+        assert_eq!(cuzk_engine_new(&one, &mut eng, &mut *e), CUZK_OK, "{}", message(&e));
+        let mut cancel: *mut cuzk_cancel = null_mut();
+        assert_eq!(cuzk_cancel_new(&mut cancel, &mut *e), CUZK_OK);
+        let (engine, pce, params, token) = (eng as usize, a as usize, p as usize, cancel as usize);
+        let stats = || {
+            let mut s = cuzk_engine_stats::default();
+            assert_eq!(cuzk_engine_stats(engine as *const _, &mut s, null_mut()), CUZK_OK);
+            s
+        };
+        std::thread::scope(|s| {
+            let prove = |seed: u64| {
+                s.spawn(move || {
+                    let (mut proof, mut len, mut err) = ([0u8; 192], 0usize, new_err());
+                    let st = cuzk_prove(
+                        engine as *const _,
+                        pce as *const _,
+                        params as *const _,
+                        &request(mimc(3000), seed),
+                        token as *const _,
+                        proof.as_mut_ptr(),
+                        192,
+                        &mut len,
+                        null_mut(),
+                        &mut *err,
+                    );
+                    (st, message(&err))
+                })
+            };
+            let first = prove(2);
+            while stats().budget_used == 0 {
+                std::thread::yield_now();
+            }
+            let second = prove(3);
+            while stats().waiting == 0 {
+                std::thread::yield_now();
+            }
+            cuzk_pce_free(pce as *mut _);
+            cuzk_params_free(params as *mut _);
+            cuzk_engine_free(engine as *mut _);
+            cuzk_cancel_free(token as *mut _);
+            for h in [first, second] {
+                let (st, msg) = h.join().unwrap();
+                assert_eq!(st, CUZK_OK, "{msg}");
+            }
+        });
+        let mut st = cuzk_engine_stats::default();
+        assert_eq!(cuzk_engine_stats(eng, &mut st, &mut *e), CUZK_INVALID_HANDLE);
+        assert_eq!(cuzk_cancel_trigger(cancel, &mut *e), CUZK_INVALID_HANDLE);
+        let (mut proof, mut len) = ([0u8; 192], 0usize);
+        let req = request(c, 4);
+        assert_eq!(
+            cuzk_prove(null(), a, p, &req, null(), proof.as_mut_ptr(), 192, &mut len, null_mut(), &mut *e),
+            CUZK_INVALID_HANDLE
+        );
+        assert!(message(&e).contains("pce"), "{}", message(&e));
+        cuzk_engine_free(eng);
+        cuzk_cancel_free(cancel);
+    }
+}
 
 fn engine_config(budget_bytes: u64) -> cuzk_engine_config {
     cuzk_engine_config {
