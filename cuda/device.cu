@@ -17,33 +17,60 @@ struct cuzk_gpu_info_t {        // mirrored by src/gpu/ffi.rs
     char name[256];
 };
 
-// The CUDA ordinals of the GPUs sppark registers, in its order (index =
-// device id): compute capability >= 7 with cooperative launch, as
-// sppark/util/all_gpus.cpp selects them. Empty without a driver or a GPU.
-static const std::vector<int>& usable_ordinals()
+// What enumeration found, once per process: the CUDA ordinals of the GPUs
+// sppark registers, in its order (index = device id: compute capability >= 7
+// with cooperative launch, as sppark/util/all_gpus.cpp selects them),
+// cudaGetDeviceCount's result, and the first of those GPUs that no context
+// can be made on (prohibited compute mode), or -1. sppark's registry opens
+// every one of them at once: one it cannot open fails it (and each retry
+// leaks the threads of the GPUs opened before), so the Rust side uses no GPU
+// then, and says why.
+struct enumeration_t {
+    std::vector<int> ordinals;
+    cudaError_t count_err = cudaSuccess;
+    int prohibited = -1;
+};
+
+static const enumeration_t& enumeration()
 {
-    static const std::vector<int> ordinals = [] {
-        std::vector<int> ids;
-        int n;
-        if (cudaGetDeviceCount(&n) != cudaSuccess)
-            return ids;
+    static const enumeration_t found = [] {
+        enumeration_t e;
+        int n = 0;
+        e.count_err = cudaGetDeviceCount(&n);
+        if (e.count_err != cudaSuccess)
+            return e;
         for (int id = 0; id < n; id++) {
             cudaDeviceProp prop;
+            int mode = cudaComputeModeDefault;
             if (cudaGetDeviceProperties(&prop, id) == cudaSuccess &&
-                prop.major >= 7 && prop.cooperativeLaunch)
-                ids.push_back(id);
+                prop.major >= 7 && prop.cooperativeLaunch) {
+                e.ordinals.push_back(id);
+                if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, id) == cudaSuccess &&
+                    mode == cudaComputeModeProhibited && e.prohibited < 0)
+                    e.prohibited = id;
+            }
         }
-        return ids;
+        return e;
     }();
-    return ordinals;
+    return found;
 }
 
-// Counts the devices sppark will use; a machine with no driver gives 0.
-CUZK_FFI RustError::by_value cuzk_gpu_count(size_t* out)
+static const std::vector<int>& usable_ordinals()
+{   return enumeration().ordinals;   }
+
+// Counts the devices sppark registers (*out), with cudaGetDeviceCount's
+// error code (*count_err, 0 on success) and the ordinal of the first of them
+// in prohibited compute mode (*prohibited, -1 for none).
+CUZK_FFI RustError::by_value cuzk_gpu_count(size_t* out, int* count_err, int* prohibited)
 {
     *out = 0;
+    *count_err = 0;
+    *prohibited = -1;
     CUZK_GUARD({
-        *out = usable_ordinals().size();
+        const enumeration_t& e = enumeration();
+        *out = e.ordinals.size();
+        *count_err = (int)e.count_err;
+        *prohibited = e.prohibited;
     })
 }
 

@@ -116,7 +116,7 @@ impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine> {
         let ids: Vec<u32> = match &cfg.devices {
             Some(ids) => ids.clone(),
-            None => (0..gpu::device_count() as u32).collect(),
+            None => (0..gpu::usable_device_count()? as u32).collect(),
         };
         for &id in &ids {
             gpu::check_device(id)?;

@@ -310,12 +310,15 @@ pub unsafe extern "C" fn cuzk_verify(
 }
 
 /// Writes the number of CUDA devices this build can use (0 without the
-/// `cuda` feature) to `out`. Thread-safety: safe from many threads at once.
+/// `cuda` feature, or without a GPU or driver) to `out`. `CUZK_GPU` when the
+/// machine's GPUs cannot be used (enumeration failed, or one of them is in
+/// prohibited compute mode: then no GPU is used), with the reason in `err`.
+/// Thread-safety: safe from many threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_cuda_device_count(out: *mut u32, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        out.write(gpu::device_count() as u32);
+        out.write(gpu::usable_device_count()? as u32);
         Ok(())
     })
 }

@@ -21,15 +21,25 @@ pub(super) fn c_device(device_id: usize) -> Result<i32> {
 
 /// Number of GPUs sppark can use (compute capability >= 7.0 with cooperative
 /// launch), from their attributes alone: no CUDA context is made. 0 when
-/// there is no GPU or no driver.
+/// there is no GPU or no driver, and when enumeration failed ([`discovery`] says why).
 pub fn device_count() -> usize {
-    let mut n = 0usize;
-    // SAFETY: the C side writes one `size_t` (= usize) through the pointer,
-    // which points to a live local, and keeps nothing.
-    match check(unsafe { ffi::cuzk_gpu_count(&mut n) }) {
-        Ok(()) => n,
-        Err(_) => 0,
-    }
+    discovery().as_ref().map_or(0, |&n| n)
+}
+
+/// The GPUs found, once per process: their number, or why none can be used although the
+/// machine has some (the CUDA runtime failed to enumerate them, or one of them is in
+/// prohibited compute mode: sppark's registry opens every GPU at once and fails on one it
+/// cannot open, so then no GPU is used rather than a registry that fails on every proof).
+pub fn discovery() -> &'static std::result::Result<usize, String> {
+    static FOUND: std::sync::OnceLock<std::result::Result<usize, String>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let (mut n, mut count_err, mut prohibited) = (0usize, 0i32, -1i32);
+        // SAFETY: the C side writes one `size_t` and two `int`s through the pointers, which
+        // point to live locals, and keeps nothing.
+        check(unsafe { ffi::cuzk_gpu_count(&mut n, &mut count_err, &mut prohibited) })
+            .map_err(|e| e.to_string())
+            .and_then(|()| super::judge_enumeration(n, count_err, prohibited))
+    })
 }
 
 /// One usable GPU. `free_bytes` is a snapshot (cudaMemGetInfo).

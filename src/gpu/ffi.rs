@@ -40,7 +40,7 @@ pub(crate) struct GpuInfoC {
 pub(crate) type FrBits = [u64; 4];
 
 extern "C" {
-    pub(crate) fn cuzk_gpu_count(out: *mut usize) -> sppark::Error;
+    pub(crate) fn cuzk_gpu_count(out: *mut usize, count_err: *mut i32, prohibited: *mut i32) -> sppark::Error;
     pub(crate) fn cuzk_gpu_info(device_id: i32, out: *mut GpuInfoC) -> sppark::Error;
 
     pub(crate) fn cuzk_g1_bases_new(

@@ -41,11 +41,11 @@ impl Backend {
         !matches!(self, Backend::Cuda(_))
     }
 
-    /// A concrete backend: `Auto` is CUDA device 0 when there is one, else the CPU; a named
-    /// device must exist.
+    /// A concrete backend: `Auto` is CUDA device 0 when there is one, else the CPU (an error
+    /// when the machine's GPUs could not be enumerated); a named device must exist.
     pub fn resolve(self) -> Result<Backend> {
         match self {
-            Backend::Auto if gpu::device_count() > 0 => Ok(Backend::Cuda(0)),
+            Backend::Auto if gpu::usable_device_count()? > 0 => Ok(Backend::Cuda(0)),
             Backend::Auto => Ok(Backend::Cpu),
             Backend::Cuda(id) => gpu::check_device(id).map(|()| self),
             Backend::Cpu => Ok(self),
