@@ -227,6 +227,19 @@ fn edit(f: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
     serde_json::to_vec(&v).unwrap()
 }
 
+/// The first array of 32 numbers (a hash) in `v`.
+fn first_hash(v: &mut serde_json::Value) -> Option<&mut Vec<serde_json::Value>> {
+    let is_hash = matches!(v, serde_json::Value::Array(a) if a.len() == 32 && a.iter().all(|x| x.is_u64()));
+    if is_hash {
+        return v.as_array_mut();
+    }
+    match v {
+        serde_json::Value::Array(a) => a.iter_mut().find_map(first_hash),
+        serde_json::Value::Object(o) => o.values_mut().find_map(first_hash),
+        _ => None,
+    }
+}
+
 fn retag(v: &mut serde_json::Value, tag: &str) {
     let vp = v["vanilla_proofs"].as_object_mut().unwrap();
     let (_, inner) = vp.iter().next().map(|(k, x)| (k.clone(), x.clone())).unwrap();
@@ -260,6 +273,17 @@ fn bad_c1_inputs_get_clear_errors() {
         "unsupported registered seal proof",
     );
     expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = 5.into())), "must be a string");
+    // A hash in a Merkle path that is not a field element (Filecoin's Poseidon would panic on it;
+    // found by fuzz/fuzz_targets/c1_parse.rs).
+    let m = expect_invalid(
+        PorepC1::parse(&edit(|v| {
+            let path = &mut v["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]["comm_r_last_proof"];
+            let hash = first_hash(path).expect("a hash in comm_r_last's proof");
+            hash[31] = 0xff.into();
+        })),
+        "not a canonical BLS12-381 scalar",
+    );
+    assert!(m.contains("vanilla_proofs"), "{m}");
 
     // A C1 for another size than requested (e.g. sent to a PCE of another size).
     let m = expect_invalid(PorepC1::parse_for(good, PorepSize::GiB32), "32GiB");

@@ -56,10 +56,13 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Just the proof type, read first so that an unknown or unsupported proof gets its own message.
+/// The proof type, read first so that an unknown or unsupported proof gets its own message, and
+/// the vanilla proofs as plain JSON, whose hashes are checked before Filecoin's code sees them.
 #[derive(serde::Deserialize)]
 struct Head {
     registered_proof: serde_json::Value,
+    #[serde(default)]
+    vanilla_proofs: serde_json::Value,
 }
 
 fn json_error(what: &str, e: serde_json::Error) -> Error {
@@ -161,6 +164,12 @@ impl PorepC1 {
             return Err(Error::InvalidInput("C1 output: replica_id is not a canonical BLS12-381 scalar".into()));
         }
 
+        if let Some(at) = non_canonical_hash(&head.vanilla_proofs, "vanilla_proofs") {
+            return Err(Error::InvalidInput(format!(
+                "C1 output: the hash at {at} is not a canonical BLS12-381 scalar (corrupted C1)"
+            )));
+        }
+
         let pub_in = PubIn {
             replica_id: c1.replica_id,
             tau: Some(stacked::Tau {
@@ -225,6 +234,25 @@ impl PorepC1 {
 
 fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
     Scalar::from_repr_vartime(*bytes)
+}
+
+/// Where in `v` (a JSON path) a hash value (an array of 32 bytes) is not a canonical scalar.
+/// Every hash in a vanilla proof is a field element (Poseidon's, or SHA-256's trimmed to 254
+/// bits); Filecoin's hashers panic on one that is not, so the parser refuses it first.
+fn non_canonical_hash(v: &serde_json::Value, at: &str) -> Option<String> {
+    match v {
+        serde_json::Value::Array(items) => {
+            let bytes: Option<Vec<u8>> = items.iter().map(|x| x.as_u64().and_then(|b| u8::try_from(b).ok())).collect();
+            match bytes.map(<[u8; 32]>::try_from) {
+                Some(Ok(h)) => canonical(&h).is_none().then(|| at.to_string()),
+                _ => items.iter().enumerate().find_map(|(i, x)| non_canonical_hash(x, &format!("{at}[{i}]"))),
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            fields.iter().find_map(|(k, x)| non_canonical_hash(x, &format!("{at}.{k}")))
+        }
+        _ => None,
+    }
 }
 
 /// Moves the vanilla proofs into their concrete type and validates their shape against the
