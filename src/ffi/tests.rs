@@ -286,6 +286,37 @@ fn corrupt_pce_file_is_refused() {
 #[allow(dead_code)]
 fn _abi_types_are_ffi_safe(_: cuzk_mem_stats, _: cuzk_timings, _: *const c_char) {}
 
+/// `cuzk_engine_stats` of the engine handle `engine` (passed between threads as a `usize`).
+fn engine_stats(engine: usize) -> cuzk_engine_stats {
+    let mut s = cuzk_engine_stats::default();
+    // SAFETY: `s` is a live local; the handle is a token the library looks up.
+    assert_eq!(unsafe { cuzk_engine_stats(engine as *const _, &mut s, null_mut()) }, CUZK_OK);
+    s
+}
+
+/// One `cuzk_prove` of mimc-chain `size` with `seed` through the handles `[engine, pce, params,
+/// cancel]` (0 for NULL): its status and message.
+fn prove_with([engine, pce, params, cancel]: [usize; 4], size: u64, seed: u64) -> (cuzk_status, String) {
+    let (mut proof, mut len, mut err) = ([0u8; 192], 0usize, new_err());
+    // SAFETY: the buffers are live locals of the sizes given; handles are tokens the library
+    // looks up.
+    let st = unsafe {
+        cuzk_prove(
+            engine as *const _,
+            pce as *const _,
+            params as *const _,
+            &request(mimc(size), seed),
+            cancel as *const _,
+            proof.as_mut_ptr(),
+            192,
+            &mut len,
+            null_mut(),
+            &mut *err,
+        )
+    };
+    (st, message(&err))
+}
+
 /// A host that frees every handle while calls still use them (one proving, one waiting for
 /// budget inside `cuzk_prove`): the calls finish with what they hold, and the handles are
 /// dead for every later call.
@@ -311,36 +342,14 @@ fn handles_freed_during_calls_stay_alive_for_them() {
         let mut cancel: *mut cuzk_cancel = null_mut();
         assert_eq!(cuzk_cancel_new(&mut cancel, &mut *e), CUZK_OK);
         let (engine, pce, params, token) = (eng as usize, a as usize, p as usize, cancel as usize);
-        let stats = || {
-            let mut s = cuzk_engine_stats::default();
-            assert_eq!(cuzk_engine_stats(engine as *const _, &mut s, null_mut()), CUZK_OK);
-            s
-        };
         std::thread::scope(|s| {
-            let prove = |seed: u64| {
-                s.spawn(move || {
-                    let (mut proof, mut len, mut err) = ([0u8; 192], 0usize, new_err());
-                    let st = cuzk_prove(
-                        engine as *const _,
-                        pce as *const _,
-                        params as *const _,
-                        &request(mimc(3000), seed),
-                        token as *const _,
-                        proof.as_mut_ptr(),
-                        192,
-                        &mut len,
-                        null_mut(),
-                        &mut *err,
-                    );
-                    (st, message(&err))
-                })
-            };
+            let prove = |seed: u64| s.spawn(move || prove_with([engine, pce, params, token], 3000, seed));
             let first = prove(2);
-            while stats().budget_used == 0 {
+            while engine_stats(engine).budget_used == 0 {
                 std::thread::yield_now();
             }
             let second = prove(3);
-            while stats().waiting == 0 {
+            while engine_stats(engine).waiting == 0 {
                 std::thread::yield_now();
             }
             cuzk_pce_free(pce as *mut _);
@@ -460,31 +469,10 @@ fn engines_budgets_and_cancels() {
         let mut cancel: *mut cuzk_cancel = null_mut();
         assert_eq!(cuzk_cancel_new(&mut cancel, &mut *e), CUZK_OK);
         let (engine, pce, params, token) = (eng as usize, a as usize, p as usize, cancel as usize);
-        let stats = || {
-            let mut s = cuzk_engine_stats::default();
-            assert_eq!(cuzk_engine_stats(engine as *const _, &mut s, null_mut()), CUZK_OK);
-            s
-        };
+        let stats = || engine_stats(engine);
         std::thread::scope(|s| {
-            let prove = |seed: u64, cancel: usize| {
-                s.spawn(move || {
-                    let (mut proof, mut len, mut err) = ([0u8; 192], 0usize, new_err());
-                    let req = request(mimc(6000), seed);
-                    let st = cuzk_prove(
-                        engine as *const _,
-                        pce as *const _,
-                        params as *const _,
-                        &req,
-                        cancel as *const _,
-                        proof.as_mut_ptr(),
-                        192,
-                        &mut len,
-                        null_mut(),
-                        &mut *err,
-                    );
-                    (st, message(&err))
-                })
-            };
+            let prove =
+                |seed: u64, cancel: usize| s.spawn(move || prove_with([engine, pce, params, cancel], 6000, seed));
             let first = prove(2, 0);
             while stats().budget_used == 0 {
                 std::thread::yield_now();
