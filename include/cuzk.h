@@ -1109,7 +1109,10 @@ cuzk_status cuzk_verify(const struct cuzk_params *params,
 
 /**
  * Writes the number of CUDA devices this build can use (0 without the
- * `cuda` feature) to `out`. Thread-safety: safe from many threads at once.
+ * `cuda` feature, or without a GPU or driver) to `out`. `CUZK_GPU` when the
+ * machine's GPUs cannot be used (enumeration failed, or one of them is in
+ * prohibited compute mode: then no GPU is used), with the reason in `err`.
+ * Thread-safety: safe from many threads at once.
  */
 cuzk_status cuzk_cuda_device_count(uint32_t *out, struct cuzk_error *err);
 

@@ -240,6 +240,18 @@ fn first_hash(v: &mut serde_json::Value) -> Option<&mut Vec<serde_json::Value>> 
     }
 }
 
+/// The siblings of the first Merkle path step in `v` (an object with `hashes`).
+fn first_path_step(v: &mut serde_json::Value) -> Option<&mut Vec<serde_json::Value>> {
+    if v.get("hashes").is_some_and(|h| h.is_array()) {
+        return v["hashes"].as_array_mut();
+    }
+    match v {
+        serde_json::Value::Array(a) => a.iter_mut().find_map(first_path_step),
+        serde_json::Value::Object(o) => o.values_mut().find_map(first_path_step),
+        _ => None,
+    }
+}
+
 fn retag(v: &mut serde_json::Value, tag: &str) {
     let vp = v["vanilla_proofs"].as_object_mut().unwrap();
     let (_, inner) = vp.iter().next().map(|(k, x)| (k.clone(), x.clone())).unwrap();
@@ -284,6 +296,16 @@ fn bad_c1_inputs_get_clear_errors() {
         "not a canonical BLS12-381 scalar",
     );
     assert!(m.contains("vanilla_proofs"), "{m}");
+    // A Merkle path step with a sibling too many (Poseidon has no arity 9).
+    expect_invalid(
+        PorepC1::parse(&edit(|v| {
+            let path = &mut v["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]["comm_r_last_proof"];
+            let hashes = first_path_step(path).expect("a path step in comm_r_last's proof");
+            let extra = hashes[0].clone();
+            hashes.push(extra);
+        })),
+        "siblings",
+    );
 
     // A C1 for another size than requested (e.g. sent to a PCE of another size).
     let m = expect_invalid(PorepC1::parse_for(good, PorepSize::GiB32), "32GiB");

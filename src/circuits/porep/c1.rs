@@ -164,10 +164,8 @@ impl PorepC1 {
             return Err(Error::InvalidInput("C1 output: replica_id is not a canonical BLS12-381 scalar".into()));
         }
 
-        if let Some(at) = non_canonical_hash(&head.vanilla_proofs, "vanilla_proofs") {
-            return Err(Error::InvalidInput(format!(
-                "C1 output: the hash at {at} is not a canonical BLS12-381 scalar (corrupted C1)"
-            )));
+        if let Some(what) = malformed_vanilla(&head.vanilla_proofs, "vanilla_proofs") {
+            return Err(Error::InvalidInput(format!("C1 output: {what} (corrupted C1)")));
         }
 
         let pub_in = PubIn {
@@ -236,20 +234,31 @@ fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
     Scalar::from_repr_vartime(*bytes)
 }
 
-/// Where in `v` (a JSON path) a hash value (an array of 32 bytes) is not a canonical scalar.
-/// Every hash in a vanilla proof is a field element (Poseidon's, or SHA-256's trimmed to 254
-/// bits); Filecoin's hashers panic on one that is not, so the parser refuses it first.
-fn non_canonical_hash(v: &serde_json::Value, at: &str) -> Option<String> {
+/// What in `v` (vanilla proofs as plain JSON, at the JSON path `at`) would make Filecoin's
+/// hashers panic, said: a hash value (an array of 32 bytes) that is not a canonical scalar
+/// (every hash in a vanilla proof is a field element: Poseidon's, or SHA-256's trimmed to 254
+/// bits), or a Merkle path step whose sibling count is not that of a PoRep tree (arity 2 or 8).
+fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
     match v {
         serde_json::Value::Array(items) => {
             let bytes: Option<Vec<u8>> = items.iter().map(|x| x.as_u64().and_then(|b| u8::try_from(b).ok())).collect();
             match bytes.map(<[u8; 32]>::try_from) {
-                Some(Ok(h)) => canonical(&h).is_none().then(|| at.to_string()),
-                _ => items.iter().enumerate().find_map(|(i, x)| non_canonical_hash(x, &format!("{at}[{i}]"))),
+                Some(Ok(h)) => {
+                    canonical(&h).is_none().then(|| format!("the hash at {at} is not a canonical BLS12-381 scalar"))
+                }
+                _ => items.iter().enumerate().find_map(|(i, x)| malformed_vanilla(x, &format!("{at}[{i}]"))),
             }
         }
         serde_json::Value::Object(fields) => {
-            fields.iter().find_map(|(k, x)| non_canonical_hash(x, &format!("{at}.{k}")))
+            if let Some(serde_json::Value::Array(siblings)) = fields.get("hashes") {
+                if ![1, 7].contains(&siblings.len()) {
+                    return Some(format!(
+                        "the Merkle path step at {at} has {} siblings (PoRep trees have arity 2 or 8)",
+                        siblings.len()
+                    ));
+                }
+            }
+            fields.iter().find_map(|(k, x)| malformed_vanilla(x, &format!("{at}.{k}")))
         }
         _ => None,
     }
