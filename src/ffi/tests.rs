@@ -333,8 +333,12 @@ fn handles_freed_during_calls_stay_alive_for_them() {
         assert_eq!(cuzk_pce_load(&c, pce_path.as_ptr(), 0, &mut a, &mut *e), CUZK_OK, "{}", message(&e));
         let mut p: *mut cuzk_params = null_mut();
         assert_eq!(cuzk_params_generate(&c, params_path.as_ptr(), 3, &mut p, &mut *e), CUZK_OK, "{}", message(&e));
+        // The footprint on this CPU-only engine's backend (the default engine may be a GPU's).
+        let mut probe: *mut cuzk_engine = null_mut();
+        assert_eq!(cuzk_engine_new(&engine_config(1 << 30), &mut probe, &mut *e), CUZK_OK, "{}", message(&e));
         let mut fp = 0u64;
-        assert_eq!(cuzk_engine_footprint(null(), a, &mut fp, &mut *e), CUZK_OK);
+        assert_eq!(cuzk_engine_footprint(probe, a, &mut fp, &mut *e), CUZK_OK);
+        cuzk_engine_free(probe);
         let mut eng: *mut cuzk_engine = null_mut();
         let mut one = engine_config(fp);
         one.flags |= CUZK_ENGINE_NO_CRITICAL_RESERVE;
@@ -346,10 +350,12 @@ fn handles_freed_during_calls_stay_alive_for_them() {
             let prove = |seed: u64| s.spawn(move || prove_with([engine, pce, params, token], 3000, seed));
             let first = prove(2);
             while engine_stats(engine).budget_used == 0 {
+                assert!(!first.is_finished(), "the first proof ended before it was seen: {:?}", first.join());
                 std::thread::yield_now();
             }
             let second = prove(3);
             while engine_stats(engine).waiting == 0 {
+                assert!(!second.is_finished(), "the second proof did not wait: {:?}", second.join());
                 std::thread::yield_now();
             }
             cuzk_pce_free(pce as *mut _);
