@@ -70,6 +70,11 @@ public:
         __VA_ARGS__                                                         \
     })
 
+// Blocks of 256 threads for a grid-stride kernel over |n| items on |gpu|:
+// one thread per item up to 16 blocks per SM, at least one block.
+inline unsigned blocks_for(const gpu_t& gpu, size_t n)
+{   return (unsigned)std::max<size_t>(1, std::min<size_t>((n + 255) / 256, (size_t)gpu.sm_count() * 16));   }
+
 // Plain 256-bit words: passes a field element to a kernel by value without
 // depending on fr_t's host (blst_256_t) vs device (mont_t) class layout.
 struct fr_bits_t { uint64_t l[4]; };

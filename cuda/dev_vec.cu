@@ -181,9 +181,7 @@ CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uin
             dev_ptr_t<uint64_t> d_meta{2 * need, s};
             CUDA_OK(cudaMemcpyAsync(&d_meta[0], meta.data(), 2 * need * sizeof(uint64_t),
                                     cudaMemcpyHostToDevice, s));
-            unsigned blocks = (unsigned)std::min<size_t>((len + 255) / 256,
-                                                         (size_t)gpu.sm_count() * 16);
-            select_by_bits<<<blocks, 256, 0, s>>>((fr_bits_t*)v->d, (const fr_bits_t*)src->d,
+            select_by_bits<<<blocks_for(gpu, len), 256, 0, s>>>((fr_bits_t*)v->d, (const fr_bits_t*)src->d,
                                                   &d_meta[0], &d_meta[need], len);
             CUDA_OK(cudaGetLastError());
             CUDA_OK(cudaStreamSynchronize(s));

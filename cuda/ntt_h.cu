@@ -103,9 +103,7 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id, scalars_t* a, scalars
         s.wait(b_done);
         s.wait(c_done);
 
-        unsigned blocks = (unsigned)std::min<size_t>((N + 255) / 256,
-                                                     (size_t)gpu.sm_count() * 16);
-        h_combine<<<blocks, 256, 0, s>>>(v[0]->d, v[1]->d, v[2]->d, *z_inv, N);
+        h_combine<<<blocks_for(gpu, N), 256, 0, s>>>(v[0]->d, v[1]->d, v[2]->d, *z_inv, N);
         CUDA_OK(cudaGetLastError());
 
         NTT::Base_dev_ptr(s, v[0]->d, lg_domain, IO::NN, Dir::inverse, Ty::coset);

@@ -79,9 +79,6 @@ void first_unsatisfied(const fr_t* a, const fr_t* b, const fr_t* c, size_t rows,
 #endif
 }
 
-unsigned blocks_for(const gpu_t& gpu, size_t n)
-{   return (unsigned)std::max<size_t>(1, std::min<size_t>((n + 255) / 256, (size_t)gpu.sm_count() * 16));   }
-
 } // namespace
 
 // A, B and C of one PCE on one device (plain allocations, for the PCE's life).

@@ -302,9 +302,7 @@ impl Engine {
         t.total = seconds_since(start);
         Ok((proof, t))
     }
-}
 
-impl Engine {
     /// The CPU backend's a, b, c on the host: once the partition may hold them (its turn among
     /// the a/b/c holders, its reservation), evaluated on `pool` and checked to satisfy every
     /// constraint. The reservation goes with them ([`Lease`]), given back when the backend

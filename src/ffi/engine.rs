@@ -249,6 +249,11 @@ pub(crate) fn engine_or_default(engine: Option<&cuzk_engine>) -> FfiResult<Arc<E
     }
 }
 
+/// The engine behind a caller's handle, or the default engine for NULL.
+fn engine_of(engine: *const cuzk_engine) -> FfiResult<Arc<Engine>> {
+    engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())
+}
+
 /// Creates an engine.
 ///
 /// What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
@@ -308,7 +313,7 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 ) -> cuzk_status {
     ffi_boundary!(err, {
         let out = arg_out(out, "out")?;
-        let e = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
+        let e = engine_of(engine)?;
         let b = e.budget();
         let devices = e.device_stats();
         out.write(cuzk_engine_stats {
@@ -346,7 +351,7 @@ pub unsafe extern "C" fn cuzk_engine_devices(
             None if cap > 0 => return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL with cap > 0")),
             None => out,
         };
-        let e = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
+        let e = engine_of(engine)?;
         let devices = e.device_stats();
         for (i, d) in devices.iter().take(cap).enumerate() {
             let (backend, device) = match d.backend {
@@ -388,7 +393,7 @@ pub unsafe extern "C" fn cuzk_engine_prepare(
     ffi_boundary!(err, {
         let pce = super::pce::HANDLES.get(pce, "pce")?;
         let params = super::params::HANDLES.get(params, "params")?;
-        Ok(engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?.prepare(&pce.pce, &params.params)?)
+        Ok(engine_of(engine)?.prepare(&pce.pce, &params.params)?)
     })
 }
 
@@ -407,7 +412,7 @@ pub unsafe extern "C" fn cuzk_engine_footprint(
     ffi_boundary!(err, {
         let pce = super::pce::HANDLES.get(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        out.write(engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?.footprint(&pce.pce));
+        out.write(engine_of(engine)?.footprint(&pce.pce));
         Ok(())
     })
 }
@@ -430,7 +435,7 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
     ffi_boundary!(err, {
         let pce = super::pce::HANDLES.get(pce, "pce")?;
         let out = arg_out(out, "out")?;
-        let engine = engine_or_default(ENGINES.get_opt(engine, "engine")?.as_deref())?;
+        let engine = engine_of(engine)?;
         out.write(engine.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
     })

@@ -1,6 +1,5 @@
 //! The CUDA backend: a, b, c by sparse products on the device, H by sppark's NTTs and every
-//! MSM over the aux variables
-//! and H (B in G2 included) on the GPU, against SRS queries kept resident on
+//! MSM over the aux variables and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When the queries do not fit beside a
 //! proof's working set, the bases stream from host memory instead (and a
