@@ -56,7 +56,7 @@ impl WitnessBuffer {
         WitnessBuffer { inputs, aux, buf }
     }
 
-    fn into_witness(self) -> Witness {
+    pub(crate) fn into_witness(self) -> Witness {
         let mut aux = self.buf;
         aux.clear();
         aux.reserve_exact(self.aux);
@@ -69,23 +69,6 @@ impl WitnessBuffer {
 pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .unwrap_or_else(|p| Err(Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p)))))
-}
-
-/// A circuit whose witness the engine can make. Any bellperson circuit can,
-/// through [`Sequential`]; a circuit made of independent parts can do better
-/// (PoRep synthesizes its challenges in parallel).
-pub trait WitnessSource: Send {
-    /// The witness, written into `into`.
-    fn witness(self, into: WitnessBuffer) -> Result<Witness>;
-}
-
-/// Any bellperson circuit, synthesized in order on the calling thread.
-pub struct Sequential<C>(pub C);
-
-impl<C: Circuit<Scalar> + Send> WitnessSource for Sequential<C> {
-    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
-        Witness::generate_sized(self.0, into)
-    }
 }
 
 /// The alloc-only constraint system. It starts empty (like bellperson's

@@ -19,12 +19,13 @@ use std::time::Instant;
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuzk::circuits::porep::{self, PorepC1, PorepSize};
+use cuzk::circuits::WitnessSource;
 use cuzk::circuits::{Circuit, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::{Witness, WitnessBuffer, WitnessSource};
+use cuzk::witness::{Witness, WitnessBuffer};
 use cuzk::Error;
 
 /// One 2 KiB C1 per test process, sealed under the cargo-provided temp dir.
@@ -144,7 +145,7 @@ fn pce_path_equals_reference_for_every_partition() {
         let w = Witness::generate(c1.circuit(k).unwrap()).unwrap();
         let t_wit = t.elapsed();
         let t = Instant::now();
-        let parallel = c1.circuit(k).unwrap().witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let parallel = c1.circuit(k).unwrap().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let t_par = t.elapsed();
         let t = Instant::now();
         let abc = pce::evaluate(pce, &w).unwrap();

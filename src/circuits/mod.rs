@@ -22,7 +22,7 @@ pub use synthetic::{Family, Synthetic};
 
 use crate::groth16::PROOF_BYTES;
 use crate::pce::{self, registry, Access, Pce};
-use crate::witness::{Witness, WitnessBuffer, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 /// The largest synthetic size accepted (the compact PCE format's column limit).
@@ -262,6 +262,14 @@ impl Statement {
     }
 }
 
+/// A circuit whose witness the engine can make: replayed from its PCE's witness program when
+/// the circuit knows its free values natively (sha256-chain), else by its gadgets (PoRep
+/// synthesizes its challenges in parallel).
+pub trait WitnessSource: Send {
+    /// The witness, written into `into`; `pce` is this circuit's.
+    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness>;
+}
+
 /// One partition's circuit: a bellperson circuit and a [`WitnessSource`].
 pub enum Instance {
     Synthetic(Synthetic),
@@ -280,11 +288,11 @@ impl bellperson::Circuit<Scalar> for Instance {
 }
 
 impl WitnessSource for Instance {
-    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
+    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
         match self {
-            Instance::Synthetic(c) => c.witness(into),
+            Instance::Synthetic(c) => c.witness(pce, into),
             #[cfg(feature = "porep")]
-            Instance::Porep(c) => c.witness(into),
+            Instance::Porep(c) => c.witness(pce, into),
         }
     }
 }

@@ -10,6 +10,10 @@ use bellperson::gadgets::sha256::sha256_compression_function;
 use bellperson::gadgets::uint32::UInt32;
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
+
+use crate::pce::Pce;
+use crate::witness::{Witness, WitnessBuffer};
+
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -53,6 +57,25 @@ impl Sha256Chain {
 
     pub fn blank(k: usize) -> Self {
         Sha256Chain { k, blocks: None }
+    }
+
+    /// The message bits in the order the circuit allocates them: the free
+    /// values of its witness program.
+    pub fn free_values(&self) -> impl Iterator<Item = Scalar> + '_ {
+        self.blocks
+            .iter()
+            .flatten()
+            .flat_map(|b| (0..512).map(move |j| Scalar::from(((b[j / 8] >> (7 - j % 8)) & 1) as u64)))
+    }
+
+    /// The witness, replayed from `pce`'s witness program: its free values are the message
+    /// bits. The gadgets make it instead for a blank instance or a program that expects other
+    /// free values (never for a PCE of this circuit).
+    pub fn witness(self, pce: &Pce, into: WitnessBuffer) -> crate::Result<Witness> {
+        match pce.program() {
+            Some(p) if self.blocks.is_some() && p.free().len() == 512 * self.k => p.run(pce, self.free_values(), into),
+            _ => Witness::generate_sized(self, into),
+        }
     }
 
     /// The public inputs (without the ONE), computed natively by RustCrypto's

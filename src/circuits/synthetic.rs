@@ -4,8 +4,10 @@
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 
+use super::WitnessSource;
 use super::{MimcChain, Sha256Chain};
-use crate::witness::{Witness, WitnessBuffer, WitnessSource};
+use crate::pce::Pce;
+use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 /// A synthetic circuit family.
@@ -94,7 +96,10 @@ impl Circuit<Scalar> for Synthetic {
 }
 
 impl WitnessSource for Synthetic {
-    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
-        Witness::generate_sized(self, into)
+    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
+        match self {
+            Synthetic::Sha256(c) => c.witness(pce, into),
+            Synthetic::Mimc(_) => Witness::generate_sized(self, into),
+        }
     }
 }

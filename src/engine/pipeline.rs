@@ -15,10 +15,11 @@ use super::config::{renice_this_thread, EngineConfig};
 use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
 use super::lanes::{DeviceStats, Lanes};
 use super::{CancelToken, Timings};
+use crate::circuits::WitnessSource;
 use crate::groth16::{self, Backend, ProveTimings, Urgency};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
-use crate::witness::{Witness, WitnessBuffer, WitnessSource};
+use crate::witness::{Witness, WitnessBuffer};
 use crate::{gpu, Error, Result};
 
 /// The backend stage (H and the MSMs; on a GPU a, b, c too) on one device: [`groth16::prove`].
@@ -247,7 +248,7 @@ impl Engine {
             self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let into = WitnessBuffer::reusing(pce.num_inputs, pce.num_aux, aux);
-        let w = witness_pool.install(|| circuit.witness(into))?;
+        let w = witness_pool.install(|| circuit.witness(pce, into))?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);

@@ -12,10 +12,10 @@ use blstrs::{Bls12, Scalar};
 
 use super::pipeline::{seconds_since, Partition, Stage};
 use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
+use crate::circuits::WitnessSource;
 use crate::circuits::{Instance, Statement};
 use crate::groth16::{self, PROOF_BYTES};
 use crate::pce::Pce;
-use crate::witness::WitnessSource;
 use crate::{Error, Result};
 
 /// One request: a statement and how to prove it. (`S` is a [`Statement`]; the engine's tests

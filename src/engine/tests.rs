@@ -458,11 +458,11 @@ fn a_device_listed_twice_is_refused() {
 struct NiceProbe(Synthetic, Arc<Mutex<Option<(String, i32)>>>);
 
 #[cfg(target_os = "linux")]
-impl crate::witness::WitnessSource for NiceProbe {
-    fn witness(self, into: crate::witness::WitnessBuffer) -> crate::Result<Witness> {
+impl crate::circuits::WitnessSource for NiceProbe {
+    fn witness(self, pce: &crate::pce::Pce, into: crate::witness::WitnessBuffer) -> crate::Result<Witness> {
         let name = std::thread::current().name().unwrap_or_default().to_string();
         *self.1.lock().unwrap() = Some((name, this_thread_nice()));
-        self.0.witness(into)
+        self.0.witness(pce, into)
     }
 }
 

@@ -297,13 +297,14 @@ mod tests {
         {
             use crate::circuits::porep::{self, PorepSize};
             use crate::circuits::Circuit;
-            use crate::witness::WitnessSource;
+            use crate::circuits::WitnessSource;
             let dir = std::env::temp_dir().join(format!("cuzk-spmv-porep-{}", std::process::id()));
             let c1 = porep::make_c1(PorepSize::KiB2, &dir, 7).unwrap();
             let _ = std::fs::remove_dir_all(&dir);
             let statement = Circuit::Porep(PorepSize::KiB2).statement(0, &c1).unwrap();
             let pce = porep::extract_pce(PorepSize::KiB2).unwrap();
-            let w = statement.instance(0).unwrap().witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+            let w =
+                statement.instance(0).unwrap().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
             device_spmv_matches(&pce, w, "PoRep 2 KiB");
         }
     }

@@ -72,9 +72,9 @@ impl std::fmt::Debug for Abc {
 const ROWS_PER_TASK: usize = 1 << 12;
 
 /// The witness seen as one vector without copying it.
-struct Z<'a> {
-    inputs: &'a [Scalar],
-    aux: &'a [Scalar],
+pub(crate) struct Z<'a> {
+    pub inputs: &'a [Scalar],
+    pub aux: &'a [Scalar],
 }
 
 impl Z<'_> {
@@ -88,7 +88,7 @@ impl Z<'_> {
 }
 
 #[inline(always)]
-fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
+pub(crate) fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
     let mut acc = Scalar::ZERO;
     let mut k = 0;
     while k < row.len() {

@@ -429,5 +429,6 @@ fn file_pce(bytes: &Arc<FileBytes>, header: &Header, dict: Vec<Scalar>) -> Pce {
             b_aux: bitmap(sec::B_AUX, dims.num_aux, dims.ones[2]),
         },
         device_copies: Default::default(),
+        program: Default::default(),
     }
 }

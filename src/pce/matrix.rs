@@ -13,6 +13,7 @@ use blstrs::Scalar;
 
 use super::copies::DeviceCopies;
 use super::file::FileBytes;
+use super::program::ProgramSlot;
 use crate::witness::Witness;
 use crate::{Error, Result};
 
@@ -185,6 +186,8 @@ pub struct Pce {
     pub density: Densities,
     /// Its copies on devices (a GPU backend's), dropped with it.
     pub device_copies: DeviceCopies,
+    /// Its witness program, once a witness has asked for it.
+    pub program: ProgramSlot,
 }
 
 impl Pce {

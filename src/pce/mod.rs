@@ -7,6 +7,7 @@ pub mod eval;
 pub mod file;
 mod header;
 pub mod matrix;
+pub mod program;
 pub mod record;
 pub mod registry;
 mod validate;

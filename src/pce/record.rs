@@ -175,6 +175,7 @@ impl RecordingCs {
                 b_aux: Bitmap::from_bits(&b_aux),
             },
             device_copies: Default::default(),
+            program: Default::default(),
         })
     }
 }

@@ -12,11 +12,12 @@ use std::time::Instant;
 
 use blstrs::Scalar;
 use clap::Args;
+use cuzk::circuits::WitnessSource;
 use cuzk::gpu;
 use cuzk::groth16::Backend;
 use cuzk::groth16::{dummy_params, ProveTimings, Urgency};
 use cuzk::pce::extract;
-use cuzk::witness::{WitnessBuffer, WitnessSource};
+use cuzk::witness::WitnessBuffer;
 use serde_json::json;
 
 use crate::anyhow_like::Result;
@@ -91,7 +92,7 @@ pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.instance(0)?;
     let pce = extract(circuit.blank())?;
     let params = dummy_params(&pce, 5);
-    let w = circuit.witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux))?;
+    let w = circuit.witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux))?;
     let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
     let prove = |device: u32| -> Result<ProveTimings> {
         Ok(cuzk::groth16::prove(Backend::Cuda(device), Urgency::Throughput, &pce, &w, None, &params, (r, s))?.1)

@@ -14,9 +14,10 @@ use std::time::Instant;
 use blstrs::Scalar;
 use clap::Args;
 use cuzk::circuits::Kind;
+use cuzk::circuits::WitnessSource;
 use cuzk::pce::{evaluate, extract, file, Access, Pce};
 use cuzk::reference::ReferenceCs;
-use cuzk::witness::{Witness, WitnessBuffer, WitnessSource};
+use cuzk::witness::{Witness, WitnessBuffer};
 use serde_json::json;
 
 use crate::report::{gib, memory_bandwidth, stage, table, write_json};
@@ -182,7 +183,7 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     });
     let pce: Pce = pce?;
     let (w, witness_s) = stage("PCE path: witness", || -> Result<Witness> {
-        Ok(make()?.witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux))?)
+        Ok(make()?.witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux))?)
     });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));

@@ -12,7 +12,9 @@ use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
 
 use super::{guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
-use crate::witness::{Witness, WitnessBuffer, WitnessSource};
+use crate::circuits::WitnessSource;
+use crate::pce::Pce;
+use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
@@ -143,7 +145,9 @@ impl Circuit<Scalar> for PorepCircuit {
 }
 
 impl WitnessSource for PorepCircuit {
-    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
+    /// By its gadgets, challenges in parallel (PoRep's free values are not
+    /// yet made natively).
+    fn witness(self, _: &Pce, into: WitnessBuffer) -> Result<Witness> {
         match self.0 {
             AnyShape::Base(c) => c.witness(into),
             AnyShape::Sub8(c) => c.witness(into),
