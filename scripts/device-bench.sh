@@ -20,6 +20,8 @@
 #   bash scripts/device-bench.sh prepare    # sha256-chain 2^24 (dummy params): each proof's time, without and with --prepare
 #   bash scripts/device-bench.sh latency    # critical 2^19 proofs (the WinningPoSt size) every 3 s under
 #                                       # 8 pipelines of mimc-chain 2^24 on GPU 0 (also sent as throughput)
+#   bash scripts/device-bench.sh witness    # GPU tests and gpu-check; synth-only --compare-gadgets (sha256-chain 2^20,
+#                                       # 2^24, 2^26); pce-pipeline 2^24 with the gadgets' witness, then the program's
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
@@ -42,6 +44,17 @@ chmod +x $G/* $PB/* 2>/dev/null
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; nproc; free -g | head -2; } 2>&1 | tee -a "$log"
 
 case $phase in
+witness)
+  run timeout 240 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::
+  run timeout 120 $B gpu-check --sizes 2^16,2^20 --json "$OUT/gpu-check.json"
+  run timeout 60 $B synth-only --circuit sha256-chain --size 2^20 -i 3 --compare-gadgets --json "$OUT/synth-s20.json"
+  run timeout 120 $B synth-only --circuit sha256-chain --size 2^24 -i 2 --compare-gadgets --json "$OUT/synth-s24.json"
+  for mode in 0 1; do
+    CUZK_WITNESS_PROGRAM=$mode run timeout 150 $B pce-pipeline --circuit sha256-chain --size 2^24 -n 16 -j 4 \
+      --backend cuda:0 --dummy-params --json "$OUT/pipeline-s24-program$mode.json"
+  done
+  run timeout 200 $B synth-only --circuit sha256-chain --size 2^26 -i 1 --compare-gadgets --json "$OUT/synth-s26.json"
+  ;;
 params)
   for n in 22 24; do
     run timeout 200 $B params --circuit sha256-chain --size 2^$n --dummy --out $P/d$n.params

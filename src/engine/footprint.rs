@@ -6,14 +6,16 @@ use crate::pce::Pce;
 
 /// Host bytes one in-flight proof holds at its peak, from the PCE's exact
 /// dimensions. Both backends hold the witness (`32·(inputs + aux)`, allocated
-/// once at its final size). The CPU backend also holds a, b, c, padded to the
+/// once at its final size), and while it is made from a witness program, its
+/// byte view (`inputs + aux`; the gadgets' smaller transient allocations fit
+/// in that byte where a circuit has no program). The CPU backend also holds a, b, c, padded to the
 /// domain in place for its NTTs, and the domain's twiddle tables
 /// (`3·32·m + 32·m`, the peak; the later MSM scalar copies are smaller). The
 /// CUDA backend holds nothing more on the host: a, b, c, H, the aux and the
 /// density selections live on the device, and the pinned staging the witness
 /// goes up through is per device, not per proof.
 pub fn footprint(pce: &Pce, backend: Backend) -> u64 {
-    let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
+    let witness = 33 * (pce.num_inputs + pce.num_aux) as u64;
     witness + abc_part(pce, backend) + if backend.takes_host_abc() { 32 * pce.domain_size() as u64 } else { 0 }
 }
 

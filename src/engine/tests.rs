@@ -317,7 +317,7 @@ fn a_gpu_proof_holds_only_its_witness_on_the_host() {
     let (pce, params) = setup();
     let gpus = Arc::new(FakeGpus::default());
     let e = engine(&gpus, 1, 1 << 30);
-    let witness = 32 * (pce.num_inputs + pce.num_aux) as u64;
+    let witness = 33 * (pce.num_inputs + pce.num_aux) as u64;
     assert_eq!(footprint(&pce, Backend::Cuda(0)), witness);
     assert_eq!(e.predicted_peak(0, &pce, 5), 5 * witness);
     let (_, t) = e.prove_partition(request(&pce, &params, 9, Backend::Cuda(0))).unwrap();

@@ -777,10 +777,19 @@ impl std::fmt::Debug for ProgramSlot {
     }
 }
 
+/// `CUZK_WITNESS_PROGRAM=0` makes every witness by the circuit's gadgets:
+/// the comparison point of the benchmarks, and an operator's way back.
+pub fn disabled() -> bool {
+    std::env::var_os("CUZK_WITNESS_PROGRAM").is_some_and(|v| v == "0")
+}
+
 impl Pce {
     /// This circuit's witness program, recorded on first use; `None` when it
-    /// has none (see [`Program::record`]).
+    /// has none (see [`Program::record`]) or programs are [`disabled`].
     pub fn program(&self) -> Option<&Program> {
+        if disabled() {
+            return None;
+        }
         let slot = self.program.0.get_or_init(|| {
             Program::record(self).map(|p| {
                 let bytes = Tracked::new(Owner::Pce, p.heap_bytes());
@@ -808,5 +817,43 @@ mod tests {
             let got = p.run(&pce, c.free_values(), WitnessBuffer::new(0, 0)).unwrap();
             assert_eq!(got, want);
         }
+    }
+
+    /// Too few or too many free values, or another circuit's PCE, is an error.
+    #[test]
+    fn a_program_refuses_values_that_do_not_fit() {
+        let c = Sha256Chain::random(1, 2);
+        let pce = extract(Sha256Chain::blank(1)).unwrap();
+        let p = pce.program().unwrap();
+        let run = |values: Vec<Scalar>| p.run(&pce, values, WitnessBuffer::new(0, 0));
+        let values: Vec<Scalar> = c.free_values().collect();
+        assert!(matches!(run(values[1..].to_vec()), Err(Error::Synthesis(_))));
+        assert!(matches!(run([&values[..], &[Scalar::ONE]].concat()), Err(Error::Synthesis(_))));
+        let other = extract(Sha256Chain::blank(2)).unwrap();
+        assert!(matches!(p.run(&other, values, WitnessBuffer::new(0, 0)), Err(Error::InvalidInput(_))));
+    }
+
+    /// A message bit that is not a bit gives a witness the constraints refuse.
+    #[test]
+    fn a_non_boolean_free_value_gives_an_unsatisfied_witness() {
+        let c = Sha256Chain::random(1, 3);
+        let pce = extract(Sha256Chain::blank(1)).unwrap();
+        let mut values: Vec<Scalar> = c.free_values().collect();
+        values[7] = Scalar::from(2u64);
+        let w = pce.program().unwrap().run(&pce, values, WitnessBuffer::new(0, 0)).unwrap();
+        let abc = crate::pce::evaluate(&pce, &w).unwrap();
+        assert!(matches!(crate::pce::check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
+    }
+
+    /// The engine's witness of a sha256-chain instance is the program's, and equal to the
+    /// gadgets'; with programs disabled it is the gadgets'.
+    #[test]
+    fn sha256_chain_instances_use_the_program() {
+        use crate::circuits::{Family, Synthetic, WitnessSource};
+        let s = Synthetic::new(Family::Sha256Chain, 1 << 16, 9);
+        let pce = extract(s.blank()).unwrap();
+        let w = s.clone().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+        assert!(pce.program.0.get().is_some(), "recorded by the first witness");
+        assert_eq!(w, Witness::generate(s).unwrap());
     }
 }
