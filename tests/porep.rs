@@ -2,8 +2,8 @@
 //!
 //! CI tests (2 KiB only, a few minutes on 2 cores):
 //! - the PCE path's a, b, c, densities, inputs and aux equal the reference evaluation of
-//!   bellperson's own synthesis, for every partition, and the witness made with the challenges
-//!   synthesized in parallel equals the sequential one;
+//!   bellperson's own synthesis, for every partition, and the witnesses made with the challenges
+//!   synthesized in parallel and replayed from the witness program equal the sequential one;
 //! - the public inputs (reference inputs[1..]) equal `generate_public_inputs`;
 //! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on the
 //!   same circuit and (structurally valid, unsound) parameters;
@@ -144,16 +144,28 @@ fn pce_path_equals_reference_for_every_partition() {
         let t = Instant::now();
         let w = Witness::generate(c1.circuit(k).unwrap()).unwrap();
         let t_wit = t.elapsed();
+        let buf = || WitnessBuffer::new(pce.num_inputs, pce.num_aux);
         let t = Instant::now();
-        let parallel = c1.circuit(k).unwrap().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let parallel = c1.circuit(k).unwrap().gadget_witness(buf()).unwrap();
         let t_par = t.elapsed();
+        let program = pce.program().expect("a witness program");
+        let t = Instant::now();
+        let replayed = c1.circuit(k).unwrap().witness(pce, buf()).unwrap();
+        let t_prog = t.elapsed();
         let t = Instant::now();
         let abc = pce::evaluate(pce, &w).unwrap();
         let t_eval = t.elapsed();
         eprintln!(
-            "partition {k}: reference synthesis {t_ref:.2?}, witness {t_wit:.2?} (challenges in parallel {t_par:.2?}), SpMV {t_eval:.2?}"
+            "partition {k}: reference synthesis {t_ref:.2?}, witness {t_wit:.2?} (challenges in parallel {t_par:.2?}, \
+             witness program {t_prog:.2?}, {} free values), SpMV {t_eval:.2?}",
+            program.free().len()
         );
         assert!(parallel == w, "the challenge-parallel witness differs from the sequential one");
+        assert!(replayed == w, "the witness program's witness differs from the gadgets'");
+        // What the C1 gives is all the program takes: 5 commitments, then per challenge (two
+        // here) 425 values: data leaf, 6 comm_d path steps, 14 parents' columns and paths,
+        // 64 challenge bits, two paths of the challenge's own column.
+        assert_eq!(program.free().len(), 5 + 2 * 425);
 
         assert_eq!(w.inputs.len(), pce.num_inputs);
         assert_eq!(w.aux.len(), pce.num_aux);

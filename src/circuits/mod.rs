@@ -265,9 +265,14 @@ impl Statement {
 /// A circuit whose witness the engine can make: replayed from its PCE's witness program when
 /// the circuit knows its free values natively (sha256-chain), else by its gadgets (PoRep
 /// synthesizes its challenges in parallel).
-pub trait WitnessSource: Send {
-    /// The witness, written into `into`; `pce` is this circuit's.
-    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness>;
+pub trait WitnessSource: Send + Sized {
+    /// The witness by the circuit's gadgets, written into `into`: the reference.
+    fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness>;
+
+    /// The witness the engine uses, written into `into`; `pce` is this circuit's.
+    fn witness(self, _pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
+        self.gadget_witness(into)
+    }
 }
 
 /// One partition's circuit: a bellperson circuit and a [`WitnessSource`].
@@ -288,6 +293,14 @@ impl bellperson::Circuit<Scalar> for Instance {
 }
 
 impl WitnessSource for Instance {
+    fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness> {
+        match self {
+            Instance::Synthetic(c) => c.gadget_witness(into),
+            #[cfg(feature = "porep")]
+            Instance::Porep(c) => c.gadget_witness(into),
+        }
+    }
+
     fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
         match self {
             Instance::Synthetic(c) => c.witness(pce, into),

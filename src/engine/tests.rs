@@ -459,6 +459,10 @@ struct NiceProbe(Synthetic, Arc<Mutex<Option<(String, i32)>>>);
 
 #[cfg(target_os = "linux")]
 impl crate::circuits::WitnessSource for NiceProbe {
+    fn gadget_witness(self, into: crate::witness::WitnessBuffer) -> crate::Result<Witness> {
+        self.0.gadget_witness(into)
+    }
+
     fn witness(self, pce: &crate::pce::Pce, into: crate::witness::WitnessBuffer) -> crate::Result<Witness> {
         let name = std::thread::current().name().unwrap_or_default().to_string();
         *self.1.lock().unwrap() = Some((name, this_thread_nice()));

@@ -67,17 +67,21 @@ pub const MAX_DICT: usize = 1 << 20;
 struct IntCoef {
     neg: bool,
     mag: [u64; 4],
+    /// `(negative, e)` when it is `±2^e` (2^254 is above p/2, so its `mag`
+    /// is `p − 2^254`; this still names it).
+    pow2: Option<(bool, u32)>,
 }
 
 impl IntCoef {
-    const ONE: IntCoef = IntCoef { neg: false, mag: [1, 0, 0, 0] };
-    const MINUS_ONE: IntCoef = IntCoef { neg: true, mag: [1, 0, 0, 0] };
+    const ONE: IntCoef = IntCoef { neg: false, mag: [1, 0, 0, 0], pow2: Some((false, 0)) };
+    const MINUS_ONE: IntCoef = IntCoef { neg: true, mag: [1, 0, 0, 0], pow2: Some((true, 0)) };
 
     fn of(c: &Scalar) -> IntCoef {
         let (pos, neg) = (as_u256(c), as_u256(&-*c));
+        let pow2 = single_bit(&pos).map(|e| (false, e)).or_else(|| single_bit(&neg).map(|e| (true, e)));
         match pos.iter().rev().cmp(neg.iter().rev()) {
-            std::cmp::Ordering::Greater => IntCoef { neg: true, mag: neg },
-            _ => IntCoef { neg: false, mag: pos },
+            std::cmp::Ordering::Greater => IntCoef { neg: true, mag: neg, pow2 },
+            _ => IntCoef { neg: false, mag: pos, pow2 },
         }
     }
 
@@ -93,11 +97,8 @@ impl IntCoef {
     }
 
     /// `e` when the coefficient is `+2^e`.
-    fn pow2(&self) -> Option<u32> {
-        if self.neg || self.mag.iter().map(|l| l.count_ones()).sum::<u32>() != 1 {
-            return None;
-        }
-        Some(self.low_zeros())
+    fn pos_pow2(&self) -> Option<u32> {
+        self.pow2.filter(|p| !p.0).map(|p| p.1)
     }
 
     fn magnitude(&self) -> f64 {
@@ -118,6 +119,12 @@ fn as_u256(c: &Scalar) -> [u64; 4] {
         *l = u64::from_le_bytes(repr.as_ref()[8 * i..8 * i + 8].try_into().expect("8 bytes"));
     }
     limbs
+}
+
+/// `e` if `v == 2^e`.
+fn single_bit(v: &[u64; 4]) -> Option<u32> {
+    (v.iter().map(|l| l.count_ones()).sum::<u32>() == 1)
+        .then(|| v.iter().enumerate().find(|(_, l)| **l != 0).map(|(i, l)| 64 * i as u32 + l.trailing_zeros()))?
 }
 
 /// `x ± m` modulo 2^256.
@@ -304,7 +311,13 @@ impl Recorder<'_> {
         } else {
             match self.product_group(&unknown, a, b, c) {
                 Some(at) => Look::Step(BITS << KIND_SHIFT | at),
-                None => Look::Wait(unknown.iter().map(|t| t.col).min().expect("an unknown")),
+                // Wait for an unknown that cannot be a decomposed bit (a
+                // packed number's own column), else for the lowest.
+                None => {
+                    let lone = |t: &&Term| !self.is_bit(t) || self.coef(t).low_zeros() == 256;
+                    let wait = unknown.iter().filter(lone).chain(&unknown).min_by_key(|t| (!lone(t), t.col));
+                    Look::Wait(wait.expect("an unknown").col)
+                }
             }
         };
         self.targets = unknown;
@@ -332,9 +345,8 @@ impl Recorder<'_> {
         let mut members = Vec::with_capacity(unknown.len());
         let mut sign = None;
         for t in unknown {
-            let k = self.coef(t);
-            let e = IntCoef { neg: false, ..k }.pow2()?;
-            if !self.is_bit(t) || *sign.get_or_insert(k.neg) != k.neg {
+            let (neg, e) = self.coef(t).pow2?;
+            if !self.is_bit(t) || *sign.get_or_insert(neg) != neg {
                 return None;
             }
             members.push((*t, e));
@@ -391,7 +403,7 @@ impl Recorder<'_> {
             if !self.is_bit(&t) {
                 return None;
             }
-            unknown.push((t, self.coef(&t).pow2()?));
+            unknown.push((t, self.coef(&t).pos_pow2()?));
         }
         if unknown.is_empty() {
             return Some(Look::Wait(blocker.expect("an unknown").col));

@@ -1,15 +1,17 @@
-//! `synth-only`: the witness and SpMV alone, repeated, min/median. The witness is the one the
+//! `synth-only`: the witness and SpMV alone, repeated, min/median (a PoRep circuit's first
+//! partition). The witness is the one the
 //! engine makes (the circuit's witness program when it has one); its CPU time is read from
 //! getrusage. `--compare-gadgets` also makes the gadgets' witness of the same instance in the
 //! same run and checks the two bit for bit.
 
 use clap::Args;
-use cuzk::circuits::WitnessSource;
-use cuzk::pce::{evaluate, extract};
-use cuzk::witness::{Witness, WitnessBuffer};
+use cuzk::circuits::{Kind, WitnessSource};
+use cuzk::pce::evaluate;
+use cuzk::witness::WitnessBuffer;
 use serde_json::json;
 
 use crate::pce_bench::spmv_bytes;
+use crate::prove::sealed_c1;
 use crate::report::{stage, table, write_json};
 use crate::{anyhow_like::Result, CircuitArgs};
 
@@ -23,6 +25,10 @@ pub struct Opts {
     /// Also make the gadgets' witness, compare, and report the speedup.
     #[arg(long)]
     pub compare_gadgets: bool,
+    /// PoRep circuits: the C1 output JSON whose first partition is made (`cuzk-bench c1`
+    /// writes one); without it a sector is sealed here.
+    #[arg(long)]
+    pub c1: Option<std::path::PathBuf>,
 }
 
 fn min_median(v: &mut [f64]) -> (f64, f64) {
@@ -50,8 +56,18 @@ fn timed<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64, f64) {
 }
 
 pub fn run(o: Opts) -> Result<()> {
-    let circuit = o.c.instance(0)?;
-    let (pce, extract_s) = stage("extracting the PCE", || extract(circuit.blank()));
+    let circuit = o.c.circuit()?;
+    let statement = match circuit.kind() {
+        Kind::Synthetic => circuit.statement(o.c.seed, &[])?,
+        Kind::Porep => {
+            let c1 = match &o.c1 {
+                Some(path) => std::fs::read(path)?,
+                None => sealed_c1(&circuit, o.c.seed)?,
+            };
+            circuit.statement(0, &c1)?
+        }
+    };
+    let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
     let (program, program_s) = stage("recording the witness program", || pce.program().map(|p| p.free().len()));
     let n = o.iter.max(1);
@@ -59,12 +75,14 @@ pub fn run(o: Opts) -> Result<()> {
     let mut validated = true;
     for i in 0..n {
         let buf = WitnessBuffer::new(pce.num_inputs, pce.num_aux);
-        let (w, ws, wc) = timed(&format!("witness {}/{n}", i + 1), || circuit.clone().witness(&pce, buf));
+        let instance = statement.instance(0)?;
+        let (w, ws, wc) = timed(&format!("witness {}/{n}", i + 1), || instance.witness(&pce, buf));
         let w = w?;
         let (abc, ss) = stage(&format!("SpMV {}/{n}", i + 1), || evaluate(&pce, &w));
         drop(abc?);
         if o.compare_gadgets {
-            let (g, gs, gc) = timed(&format!("gadgets' witness {}/{n}", i + 1), || Witness::generate(circuit.clone()));
+            let (instance, buf) = (statement.instance(0)?, WitnessBuffer::new(pce.num_inputs, pce.num_aux));
+            let (g, gs, gc) = timed(&format!("gadgets' witness {}/{n}", i + 1), || instance.gadget_witness(buf));
             validated &= g? == w;
             gadget_wall.push(gs);
             gadget_cpu.push(gc);
@@ -79,7 +97,7 @@ pub fn run(o: Opts) -> Result<()> {
     let gbs = spmv_bytes(&pce) as f64 / smin / 1e9;
     let per_constraint = cmin * 1e6 / pce.num_constraints() as f64;
     let mut rows = vec![
-        ("circuit", circuit.circuit_id()),
+        ("circuit", circuit.circuit_id()?),
         ("constraints / nnz", format!("{} / {}", pce.num_constraints(), pce.nnz())),
         ("extraction", format!("{extract_s:.3} s")),
         ("witness program", program.map_or("none".into(), |f| format!("{f} free values, recorded in {program_s:.3} s"))),

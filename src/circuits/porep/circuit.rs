@@ -11,7 +11,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
 
-use super::{guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
+use super::{free, guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
 use crate::circuits::WitnessSource;
 use crate::pce::Pce;
 use crate::witness::{Witness, WitnessBuffer};
@@ -126,10 +126,34 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
         }
     }
 
-    fn witness(self, into: WitnessBuffer) -> Result<Witness> {
+    /// Replayed from the PCE's witness program with the free values taken from the vanilla
+    /// proofs; by the gadgets, challenges in parallel, when there is no program (or it expects
+    /// other values: never for this circuit's PCE).
+    /// By the gadgets, challenges in parallel.
+    fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self {
             ShapedCircuit::Blank(c) => Witness::generate_sized(c, into),
             ShapedCircuit::Proving(p) => crate::witness::catching(|| witness::in_parallel(&p, into)),
+        }
+    }
+
+    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
+        match self {
+            ShapedCircuit::Blank(_) => self.gadget_witness(into),
+            ShapedCircuit::Proving(ref p) => {
+                if let Some(program) = pce.program() {
+                    let values = free::values(&p)?;
+                    if values.len() == program.free().len() {
+                        return program.run(pce, values, into);
+                    }
+                    log::warn!(
+                        "the PoRep witness program expects {} free values, the C1 gives {}: using the gadgets",
+                        program.free().len(),
+                        values.len()
+                    );
+                }
+                self.gadget_witness(into)
+            }
         }
     }
 }
@@ -145,13 +169,19 @@ impl Circuit<Scalar> for PorepCircuit {
 }
 
 impl WitnessSource for PorepCircuit {
-    /// By its gadgets, challenges in parallel (PoRep's free values are not
-    /// yet made natively).
-    fn witness(self, _: &Pce, into: WitnessBuffer) -> Result<Witness> {
+    fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self.0 {
-            AnyShape::Base(c) => c.witness(into),
-            AnyShape::Sub8(c) => c.witness(into),
-            AnyShape::Top2(c) => c.witness(into),
+            AnyShape::Base(c) => c.gadget_witness(into),
+            AnyShape::Sub8(c) => c.gadget_witness(into),
+            AnyShape::Top2(c) => c.gadget_witness(into),
+        }
+    }
+
+    fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
+        match self.0 {
+            AnyShape::Base(c) => c.witness(pce, into),
+            AnyShape::Sub8(c) => c.witness(pce, into),
+            AnyShape::Top2(c) => c.witness(pce, into),
         }
     }
 }

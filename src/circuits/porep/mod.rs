@@ -52,6 +52,7 @@ macro_rules! with_shape {
 
 mod c1;
 mod circuit;
+mod free;
 #[cfg(feature = "oracles")]
 mod fixture;
 mod params;
