@@ -22,6 +22,8 @@
 #                                       # 8 pipelines of mimc-chain 2^24 on GPU 0 (also sent as throughput)
 #   bash scripts/device-bench.sh witness    # GPU tests and gpu-check; synth-only --compare-gadgets (sha256-chain 2^20,
 #                                       # 2^24, 2^26); pce-pipeline 2^24 with the gadgets' witness, then the program's
+#   bash scripts/device-bench.sh witness-porep # synth-only --compare-gadgets on PoRep 2 KiB and 8 MiB C1s sealed here;
+#                                       # pce-pipeline porep-8MiB with the gadgets' witness, then the program's
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
@@ -54,6 +56,17 @@ witness)
       --backend cuda:0 --dummy-params --json "$OUT/pipeline-s24-program$mode.json"
   done
   run timeout 200 $B synth-only --circuit sha256-chain --size 2^26 -i 1 --compare-gadgets --json "$OUT/synth-s26.json"
+  ;;
+witness-porep)
+  for s in 2KiB 8MiB; do
+    run timeout 200 $B c1 --sector $s --out $P/c1-$s.json
+  done
+  run timeout 60 $B synth-only --circuit porep-2KiB --c1 $P/c1-2KiB.json -i 3 --compare-gadgets --json "$OUT/synth-porep-2k.json"
+  run timeout 200 $B synth-only --circuit porep-8MiB --c1 $P/c1-8MiB.json -i 2 --compare-gadgets --json "$OUT/synth-porep-8m.json"
+  for mode in 0 1; do
+    CUZK_WITNESS_PROGRAM=$mode run timeout 200 $B pce-pipeline --circuit porep-8MiB --c1 $P/c1-8MiB.json -n 16 -j 4 \
+      --backend cuda:0 --dummy-params --json "$OUT/pipeline-porep-8m-program$mode.json"
+  done
   ;;
 params)
   for n in 22 24; do

@@ -18,7 +18,7 @@ use cuzk::engine::{
 use cuzk::groth16::ProveTimings;
 use cuzk::groth16::{dummy_params, Backend};
 use cuzk::mem;
-use cuzk::pce::extract;
+use cuzk::circuits::{Circuit, Kind, Statement};
 use serde_json::json;
 
 use crate::report::{gib, steps_json, steps_line, table, write_json};
@@ -58,6 +58,10 @@ pub struct Opts {
     /// Plot RSS over time with stage markers (SVG).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// PoRep circuits: the C1 output JSON every proof proves (`cuzk-bench c1` writes one);
+    /// without it a sector is sealed here.
+    #[arg(long)]
+    pub c1: Option<PathBuf>,
 }
 
 /// RSS samples (with the bytes the engine has reserved for proofs in
@@ -157,17 +161,30 @@ fn union_len(mut v: Vec<(f64, f64)>) -> f64 {
     total
 }
 
-fn load_or_generate(path: &std::path::Path, circuit: &cuzk::circuits::Synthetic) -> Result<Parameters<Bls12>> {
+fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Parameters<Bls12>> {
     if path.exists() {
         return Ok(cuzk::groth16::read_params(path, false)?);
     }
     eprintln!("generating parameters into {} (bellperson's generator; slow)", path.display());
-    Ok(cuzk::groth16::params::generate_params(circuit.blank(), path, 1)?)
+    Ok(cuzk::groth16::params::generate_params(circuit.blank()?, path, 1)?)
+}
+
+/// What proof `i` proves: a synthetic circuit's seed, or the PoRep C1 output `c1`.
+fn statement(o: &Opts, circuit: &Circuit, c1: &[u8], i: u64) -> Result<Statement> {
+    Ok(match circuit.kind() {
+        Kind::Synthetic => circuit.statement(o.c.seed.wrapping_add(i), &[])?,
+        Kind::Porep => circuit.statement(0, c1)?,
+    })
 }
 
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?;
-    let circuit = o.c.instance(0)?;
+    let circuit = o.c.circuit()?;
+    let c1 = match (circuit.kind(), &o.c1) {
+        (Kind::Synthetic, _) => Vec::new(),
+        (Kind::Porep, Some(path)) => std::fs::read(path)?,
+        (Kind::Porep, None) => crate::prove::sealed_c1(&circuit, o.c.seed)?,
+    };
     let tl = Timeline {
         start: Instant::now(),
         samples: Mutex::default(),
@@ -208,10 +225,10 @@ pub fn run(o: Opts) -> Result<()> {
                     if o.compare_old {
                         phases.push(old_phase(&o, &tl, &params)?);
                     }
-                    (params, extract(circuit.blank())?)
+                    (params, circuit.extract_pce()?)
                 }
                 None => {
-                    let pce = extract(circuit.blank())?;
+                    let pce = circuit.extract_pce()?;
                     let params = dummy_params(&pce, 1);
                     tl.mark("dummy params made");
                     (params, pce)
@@ -223,7 +240,7 @@ pub fn run(o: Opts) -> Result<()> {
             if backend == Backend::Auto {
                 println!("GPUs: {}", cuzk::gpu::device_count());
             }
-            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend)?);
+            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend, &circuit, &c1)?);
             Ok(())
         })();
         stop.store(true, Ordering::Relaxed);
@@ -415,6 +432,8 @@ fn new_phase(
     pce: cuzk::pce::Pce,
     static_rss: u64,
     backend: Backend,
+    circuit: &Circuit,
+    c1: &[u8],
 ) -> Result<Phase> {
     // `auto` spreads the J pipelines over every GPU (or the CPU without one).
     let devices = match backend {
@@ -435,7 +454,7 @@ fn new_phase(
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
     for device in engine.backends() {
-        let warm = o.c.circuit()?.statement(u64::MAX / 2, &[])?;
+        let warm = statement(o, circuit, c1, u64::MAX / 2)?;
         engine.prove(Request {
             pce: &pce,
             params,
@@ -460,7 +479,7 @@ fn new_phase(
     let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
         let began = Mutex::new(0.0);
-        let statement = o.c.circuit()?.statement(o.c.seed + i as u64, &[])?;
+        let statement = statement(o, circuit, c1, i as u64)?;
         let observe = |st: cuzk::engine::Stage| {
             let now = t0.elapsed().as_secs_f64();
             match st {
