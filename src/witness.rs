@@ -64,6 +64,17 @@ impl WitnessBuffer {
     }
 }
 
+/// `v` cut into `parts` consecutive slices of `per` values (the rest left out).
+pub(crate) fn pieces<T>(mut v: &mut [T], parts: usize, per: usize) -> Vec<&mut [T]> {
+    (0..parts)
+        .map(|_| {
+            let (head, tail) = std::mem::take(&mut v).split_at_mut(per);
+            v = tail;
+            head
+        })
+        .collect()
+}
+
 /// Runs witness generation; a circuit that panics (e.g. on a malformed
 /// vanilla proof) is a synthesis error, not a crash.
 pub(crate) fn catching(f: impl FnOnce() -> Result<Witness>) -> Result<Witness> {

@@ -148,7 +148,8 @@ fn pce_path_equals_reference_for_every_partition() {
         let t = Instant::now();
         let parallel = c1.circuit(k).unwrap().gadget_witness(buf()).unwrap();
         let t_par = t.elapsed();
-        let program = pce.program().expect("a witness program");
+        let program = c1.circuit(k).unwrap().program(pce).expect("a witness program");
+        assert!(program.is_split(), "one part per challenge");
         let t = Instant::now();
         let replayed = c1.circuit(k).unwrap().witness(pce, buf()).unwrap();
         let t_prog = t.elapsed();

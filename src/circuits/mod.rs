@@ -21,6 +21,7 @@ pub use sha256_chain::Sha256Chain;
 pub use synthetic::{Family, Synthetic};
 
 use crate::groth16::PROOF_BYTES;
+use crate::pce::program::Program;
 use crate::pce::{self, registry, Access, Pce};
 use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
@@ -273,6 +274,12 @@ pub trait WitnessSource: Send + Sized {
     fn witness(self, _pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
         self.gadget_witness(into)
     }
+
+    /// `pce`'s witness program, recorded for this circuit (with its layout) if it is the first
+    /// to ask, when this instance's witness is made by one.
+    fn program<'p>(&self, _pce: &'p Pce) -> Option<&'p Program> {
+        None
+    }
 }
 
 /// One partition's circuit: a bellperson circuit and a [`WitnessSource`].
@@ -306,6 +313,14 @@ impl WitnessSource for Instance {
             Instance::Synthetic(c) => c.witness(pce, into),
             #[cfg(feature = "porep")]
             Instance::Porep(c) => c.witness(pce, into),
+        }
+    }
+
+    fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
+        match self {
+            Instance::Synthetic(c) => c.program(pce),
+            #[cfg(feature = "porep")]
+            Instance::Porep(c) => c.program(pce),
         }
     }
 }

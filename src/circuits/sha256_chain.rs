@@ -11,6 +11,7 @@ use bellperson::gadgets::uint32::UInt32;
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 
+use crate::pce::program::Program;
 use crate::pce::Pce;
 use crate::witness::{Witness, WitnessBuffer};
 
@@ -72,10 +73,16 @@ impl Sha256Chain {
     /// bits. The gadgets make it instead for a blank instance or a program that expects other
     /// free values (never for a PCE of this circuit).
     pub fn witness(self, pce: &Pce, into: WitnessBuffer) -> crate::Result<Witness> {
-        match pce.program() {
-            Some(p) if self.blocks.is_some() && p.free().len() == 512 * self.k => p.run(pce, self.free_values(), into),
+        match self.program(pce) {
+            Some(p) if p.free().len() == 512 * self.k => p.run(pce, self.free_values(), into),
             _ => Witness::generate_sized(self, into),
         }
+    }
+
+    /// `pce`'s witness program (no layout: a chain is one sequence), for an instance with a
+    /// witness.
+    pub fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
+        self.blocks.as_ref().and_then(|_| pce.program(|| None))
     }
 
     /// The public inputs (without the ONE), computed natively by RustCrypto's

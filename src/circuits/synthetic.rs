@@ -6,6 +6,7 @@ use blstrs::Scalar;
 
 use super::WitnessSource;
 use super::{MimcChain, Sha256Chain};
+use crate::pce::program::Program;
 use crate::pce::Pce;
 use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
@@ -104,6 +105,13 @@ impl WitnessSource for Synthetic {
         match self {
             Synthetic::Sha256(c) => c.witness(pce, into),
             Synthetic::Mimc(_) => self.gadget_witness(into),
+        }
+    }
+
+    fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
+        match self {
+            Synthetic::Sha256(c) => c.program(pce),
+            Synthetic::Mimc(_) => None,
         }
     }
 }

@@ -77,7 +77,12 @@ pub(crate) struct Z<'a> {
     pub aux: &'a [Scalar],
 }
 
-impl Z<'_> {
+/// The witness value of a column (inputs first, then aux).
+pub(crate) trait Values {
+    fn get(&self, col: usize) -> &Scalar;
+}
+
+impl Values for Z<'_> {
     #[inline(always)]
     fn get(&self, col: usize) -> &Scalar {
         match col.checked_sub(self.inputs.len()) {
@@ -88,7 +93,7 @@ impl Z<'_> {
 }
 
 #[inline(always)]
-pub(crate) fn eval_row(row: &[u32], z: &Z, dict: &[Scalar]) -> Scalar {
+pub(crate) fn eval_row(row: &[u32], z: &impl Values, dict: &[Scalar]) -> Scalar {
     let mut acc = Scalar::ZERO;
     let mut k = 0;
     while k < row.len() {

@@ -23,12 +23,14 @@
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
-use super::eval::{eval_row, Z};
+use super::eval::{eval_row, Values};
 use super::matrix::{decode, CsrMatrix, Pce, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
+
 use crate::mem::{Owner, Tracked};
-use crate::witness::{Witness, WitnessBuffer};
+use crate::witness::{pieces, Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 /// Step kinds, in the top two bits of a step's argument.
@@ -179,6 +181,40 @@ pub struct Program {
     /// when it is small (0 otherwise: no integer row uses it).
     coefs: Vec<IntCoef>,
     small: Vec<i64>,
+    /// Its steps grouped by part, when the circuit's layout splits it.
+    split: Option<Split>,
+}
+
+/// How a circuit's columns fall into a prefix and `parts` equal parts, each
+/// computed from the prefix and itself alone (a PoRep partition's
+/// challenges): the parts' steps replay in parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Inputs before the parts', the ONE included.
+    pub prefix_inputs: usize,
+    pub prefix_aux: usize,
+    pub parts: usize,
+}
+
+impl Layout {
+    /// Inputs and aux per part, if the rest splits evenly.
+    fn per_part(&self, num_inputs: usize, num_aux: usize) -> Option<(usize, usize)> {
+        let per = |total: usize, prefix: usize| {
+            total
+                .checked_sub(prefix)
+                .filter(|rest| self.parts > 0 && rest % self.parts == 0)
+                .map(|rest| rest / self.parts)
+        };
+        Some((per(num_inputs, self.prefix_inputs)?, per(num_aux, self.prefix_aux)?))
+    }
+}
+
+/// A program's steps grouped: the prefix's, then each part's.
+#[derive(Debug)]
+struct Split {
+    layout: Layout,
+    /// `ends[0]`: the prefix's steps end; `ends[i + 1]`: part i's.
+    ends: Vec<usize>,
 }
 
 fn bit_of(bits: &[u64], i: usize) -> bool {
@@ -464,6 +500,48 @@ impl Recorder<'_> {
     }
 }
 
+/// The group of column `col` under `layout`: 0 for the prefix, `1 + i` for part i.
+fn group_of(l: &Layout, num_inputs: usize, (per_in, per_aux): (usize, usize), col: usize) -> usize {
+    match col.checked_sub(num_inputs) {
+        None if col < l.prefix_inputs => 0,
+        None => 1 + (col - l.prefix_inputs) / per_in,
+        Some(j) if j < l.prefix_aux => 0,
+        Some(j) => 1 + (j - l.prefix_aux) / per_aux,
+    }
+}
+
+/// Groups `steps` by the part their targets are in (stable: each group keeps
+/// its order), if every step reads only the prefix and its own part.
+fn split(pce: &Pce, layout: Layout, groups: &[u32], steps: &mut [(u32, u32)]) -> Option<Split> {
+    let n_in = pce.num_inputs;
+    let per = layout.per_part(n_in, pce.num_aux)?;
+    let group = |col: u32| group_of(&layout, n_in, per, col as usize);
+    let targets = |arg: u32| -> Vec<u32> {
+        let target = arg & ARG_MASK;
+        match arg >> KIND_SHIFT {
+            BITS => (0..groups[target as usize] as usize).map(|k| groups[target as usize + 3 + 2 * k]).collect(),
+            _ => vec![target],
+        }
+    };
+    let mut counts = vec![0usize; layout.parts + 1];
+    for &(r, arg) in steps.iter() {
+        let ts = targets(arg);
+        let g = group(ts[0]);
+        let r = r as usize;
+        let mut reads = terms(pce.a.row(r)).chain(terms(pce.b.row(r))).chain(terms(pce.c.row(r)));
+        if ts.iter().any(|&t| group(t) != g) || reads.any(|t| !matches!(group(t.col), 0) && group(t.col) != g) {
+            return None;
+        }
+        counts[g] += 1;
+    }
+    steps.sort_by_key(|&(_, arg)| group(targets(arg)[0]));
+    let ends = counts.iter().scan(0, |end, c| {
+        *end += c;
+        Some(*end)
+    });
+    Some(Split { layout, ends: ends.collect() })
+}
+
 impl Program {
     /// Records the program of `pce`'s circuit; `None` when the circuit has
     /// more distinct coefficients than [`MAX_DICT`].
@@ -473,7 +551,7 @@ impl Program {
     /// solved. When every row left waits, the lowest column waited on is
     /// taken as free (in a circuit, a value is allocated before what is
     /// computed from it). Booleanity rows and `x · 0 = 0` solve nothing and are skipped.
-    pub fn record(pce: &Pce) -> Option<Program> {
+    pub fn record(pce: &Pce, layout: Option<Layout>) -> Option<Program> {
         if pce.dict.len() > MAX_DICT {
             return None;
         }
@@ -536,6 +614,7 @@ impl Program {
             }
         }
         let (groups, is_bit) = (rec.groups, rec.is_bit);
+        let split = layout.and_then(|l| split(pce, l, &groups, &mut steps));
         Some(Program {
             num_inputs: pce.num_inputs,
             num_aux: pce.num_aux,
@@ -545,12 +624,18 @@ impl Program {
             is_bit,
             small: coefs.iter().map(|c| c.small().unwrap_or(0)).collect(),
             coefs,
+            split,
         })
     }
 
     /// The free columns, in the order [`Program::run`] takes their values.
     pub fn free(&self) -> &[u32] {
         &self.free
+    }
+
+    /// Are its steps grouped by part (replayed in parallel)?
+    pub fn is_split(&self) -> bool {
+        self.split.is_some()
     }
 
     /// Steps the program runs.
@@ -567,32 +652,72 @@ impl Program {
     }
 
     /// The witness of `pce`'s circuit from the values of its free columns
-    /// (exactly [`Program::free`]'s count, in its order), into `into`.
+    /// (exactly [`Program::free`]'s count, in its order), into `into`. A
+    /// split program replays its prefix, then its parts in parallel (on the
+    /// calling rayon pool).
     pub fn run(&self, pce: &Pce, free: impl IntoIterator<Item = Scalar>, into: WitnessBuffer) -> Result<Witness> {
         if (pce.num_inputs, pce.num_aux) != (self.num_inputs, self.num_aux) {
             return Err(Error::InvalidInput("the witness program is another circuit's".into()));
         }
-        // Every column is zero until its step writes it; steps rely on it.
-        let mut w = into.into_witness();
-        w.inputs.resize(self.num_inputs, Scalar::ZERO);
-        w.aux.resize(self.num_aux, Scalar::ZERO);
-        let m = [Rows::of(&pce.a), Rows::of(&pce.b), Rows::of(&pce.c)];
-        let mut run = Run { p: self, m, dict: &pce.dict, w, bits: vec![0i8; self.num_inputs + self.num_aux] };
-        run.set(0, Scalar::ONE);
         let mut values = free.into_iter();
-        for (i, &col) in self.free.iter().enumerate() {
-            let v = values.next().ok_or_else(|| {
-                Error::Synthesis(format!("{i} free values given, the circuit has {}", self.free.len()))
-            })?;
-            run.set(col, v);
-        }
-        if values.next().is_some() {
-            return Err(Error::Synthesis(format!("more free values given than the circuit's {}", self.free.len())));
-        }
-        for &(row, arg) in &self.steps {
-            run.step(row as usize, arg);
-        }
-        Ok(run.w)
+        crate::witness::catching(move || {
+            // Every column is zero until its step writes it; steps rely on it.
+            let mut w = into.into_witness();
+            w.inputs.resize(self.num_inputs, Scalar::ZERO);
+            w.aux.resize(self.num_aux, Scalar::ZERO);
+            let (mut bits_in, mut bits_aux) = (vec![0i8; self.num_inputs], vec![0i8; self.num_aux]);
+            let m = [Rows::of(&pce.a), Rows::of(&pce.b), Rows::of(&pce.c)];
+            let mut whole = Run::new(
+                self,
+                m,
+                &pce.dict,
+                Cols::whole(&mut w.inputs, &mut w.aux),
+                Cols::whole(&mut bits_in, &mut bits_aux),
+            );
+            whole.set(0, Scalar::ONE);
+            for (i, &col) in self.free.iter().enumerate() {
+                let v = values.next().ok_or_else(|| {
+                    Error::Synthesis(format!("{i} free values given, the circuit has {}", self.free.len()))
+                })?;
+                whole.set(col, v);
+            }
+            if values.next().is_some() {
+                return Err(Error::Synthesis(format!("more free values given than the circuit's {}", self.free.len())));
+            }
+            let Some(split) = &self.split else {
+                self.steps.iter().for_each(|&(r, arg)| whole.step(r as usize, arg));
+                return Ok(w);
+            };
+            self.steps[..split.ends[0]].iter().for_each(|&(r, arg)| whole.step(r as usize, arg));
+            let l = split.layout;
+            let (per_in, per_aux) = l.per_part(self.num_inputs, self.num_aux).expect("checked when split");
+            let (shared_in, own_in) = w.inputs.split_at_mut(l.prefix_inputs);
+            let (shared_aux, own_aux) = w.aux.split_at_mut(l.prefix_aux);
+            let (bits_shared_in, bits_own_in) = bits_in.split_at_mut(l.prefix_inputs);
+            let (bits_shared_aux, bits_own_aux) = bits_aux.split_at_mut(l.prefix_aux);
+            let parts = pieces(own_in, l.parts, per_in)
+                .into_iter()
+                .zip(pieces(own_aux, l.parts, per_aux))
+                .zip(pieces(bits_own_in, l.parts, per_in).into_iter().zip(pieces(bits_own_aux, l.parts, per_aux)));
+            let parts: Vec<_> = parts.collect();
+            parts.into_par_iter().enumerate().for_each(|(i, ((own_in, own_aux), (bits_in, bits_aux)))| {
+                let (in_base, aux_base) = (l.prefix_inputs + i * per_in, l.prefix_aux + i * per_aux);
+                let num_inputs = self.num_inputs;
+                let vals = Cols { num_inputs, shared_in, own_in, in_base, shared_aux, own_aux, aux_base };
+                let bits = Cols {
+                    num_inputs,
+                    shared_in: bits_shared_in,
+                    own_in: bits_in,
+                    in_base,
+                    shared_aux: bits_shared_aux,
+                    own_aux: bits_aux,
+                    aux_base,
+                };
+                let mut part = Run::new(self, m, &pce.dict, vals, bits);
+                self.steps[split.ends[i]..split.ends[i + 1]].iter().for_each(|&(r, arg)| part.step(r as usize, arg));
+            });
+            Ok(w)
+        })
     }
 }
 
@@ -615,42 +740,88 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// One replay.
-struct Run<'a> {
+/// The columns one replay reads and writes: its own (from `*_base` on,
+/// written), and before them the shared ones it only reads (a split's
+/// prefix, written first). A whole replay owns everything.
+struct Cols<'a, T> {
+    num_inputs: usize,
+    shared_in: &'a [T],
+    own_in: &'a mut [T],
+    in_base: usize,
+    shared_aux: &'a [T],
+    own_aux: &'a mut [T],
+    aux_base: usize,
+}
+
+impl<'a, T> Cols<'a, T> {
+    fn whole(inputs: &'a mut [T], aux: &'a mut [T]) -> Self {
+        let num_inputs = inputs.len();
+        Cols { num_inputs, shared_in: &[], own_in: inputs, in_base: 0, shared_aux: &[], own_aux: aux, aux_base: 0 }
+    }
+
+    #[inline(always)]
+    fn get(&self, col: usize) -> &T {
+        match col.checked_sub(self.num_inputs) {
+            None if col < self.in_base => &self.shared_in[col],
+            None => &self.own_in[col - self.in_base],
+            Some(j) if j < self.aux_base => &self.shared_aux[j],
+            Some(j) => &self.own_aux[j - self.aux_base],
+        }
+    }
+
+    /// An own column (a split checked that every step writes its own).
+    #[inline(always)]
+    fn get_mut(&mut self, col: usize) -> &mut T {
+        match col.checked_sub(self.num_inputs) {
+            None => &mut self.own_in[col - self.in_base],
+            Some(j) => &mut self.own_aux[j - self.aux_base],
+        }
+    }
+}
+
+impl Values for Cols<'_, Scalar> {
+    #[inline(always)]
+    fn get(&self, col: usize) -> &Scalar {
+        Cols::get(self, col)
+    }
+}
+
+/// One replay: of a whole program, or of one part of a split.
+struct Run<'a, 'b> {
     p: &'a Program,
     /// A, B, C.
     m: [Rows<'a>; 3],
     dict: &'a [Scalar],
-    w: Witness,
+    vals: Cols<'b, Scalar>,
     /// The byte view: each column's value when it is a small integer
     /// (booleans, and what integer steps compute from them).
-    bits: Vec<i8>,
+    bits: Cols<'b, i8>,
 }
 
-impl Run<'_> {
+impl<'a, 'b> Run<'a, 'b> {
+    fn new(p: &'a Program, m: [Rows<'a>; 3], dict: &'a [Scalar], vals: Cols<'b, Scalar>, bits: Cols<'b, i8>) -> Self {
+        Run { p, m, dict, vals, bits }
+    }
+
     #[inline(always)]
-    fn slot(&mut self, col: u32) -> &mut Scalar {
-        let col = col as usize;
-        match col.checked_sub(self.p.num_inputs) {
-            None => &mut self.w.inputs[col],
-            Some(j) => &mut self.w.aux[j],
-        }
+    fn byte(&self, col: u32) -> i8 {
+        *self.bits.get(col as usize)
     }
 
     /// Writes a field value (and its byte, for a boolean column).
     #[inline(always)]
     fn set(&mut self, col: u32, v: Scalar) {
         if col == 0 || bit_of(&self.p.is_bit, col as usize) {
-            self.bits[col as usize] = (v == Scalar::ONE) as i8;
+            *self.bits.get_mut(col as usize) = (v == Scalar::ONE) as i8;
         }
-        *self.slot(col) = v;
+        *self.vals.get_mut(col as usize) = v;
     }
 
     /// Writes an integer value.
     #[inline(always)]
     fn set_int(&mut self, col: u32, v: i128) {
-        self.bits[col as usize] = v as i8;
-        *self.slot(col) = match v {
+        *self.bits.get_mut(col as usize) = v as i8;
+        *self.vals.get_mut(col as usize) = match v {
             0 => Scalar::ZERO,
             1 => Scalar::ONE,
             v if v > 0 => scalar_u128(v as u128),
@@ -664,7 +835,7 @@ impl Run<'_> {
         let mut k = 0;
         while k < row.len() {
             let (tag, col) = decode(row[k]);
-            let v = self.bits[col as usize] as i64;
+            let v = self.byte(col) as i64;
             match tag {
                 TAG_PLUS_ONE => acc += v,
                 TAG_MINUS_ONE => acc -= v,
@@ -687,9 +858,8 @@ impl Run<'_> {
 
     /// `A·z × B·z − C·z` of row `r`, in the field.
     fn field_rhs(&self, r: usize) -> Scalar {
-        let ([a, b, c], dict) = (self.m, self.dict);
-        let z = Z { inputs: &self.w.inputs, aux: &self.w.aux };
-        eval_row(a.row(r), &z, dict) * eval_row(b.row(r), &z, dict) - eval_row(c.row(r), &z, dict)
+        let ([a, b, c], dict, z) = (self.m, self.dict, &self.vals);
+        eval_row(a.row(r), z, dict) * eval_row(b.row(r), z, dict) - eval_row(c.row(r), z, dict)
     }
 
     /// `x ± row·z` modulo 2^256, `z` read from the byte view.
@@ -709,7 +879,7 @@ impl Run<'_> {
                 }
             };
             k += 1;
-            let v = self.bits[col as usize];
+            let v = self.byte(col);
             // Booleans, nearly always; a small value is added |v| times.
             for _ in 0..v.unsigned_abs() {
                 add_u256(x, &c.mag, negative ^ c.neg ^ (v < 0));
@@ -796,14 +966,16 @@ pub fn disabled() -> bool {
 }
 
 impl Pce {
-    /// This circuit's witness program, recorded on first use; `None` when it
-    /// has none (see [`Program::record`]) or programs are [`disabled`].
-    pub fn program(&self) -> Option<&Program> {
+    /// This circuit's witness program, recorded on first use (split by
+    /// `layout`, when the circuit has one: the first use's counts); `None`
+    /// when it has none (see [`Program::record`]) or programs are
+    /// [`disabled`].
+    pub fn program(&self, layout: impl FnOnce() -> Option<Layout>) -> Option<&Program> {
         if disabled() {
             return None;
         }
         let slot = self.program.0.get_or_init(|| {
-            Program::record(self).map(|p| {
+            Program::record(self, layout()).map(|p| {
                 let bytes = Tracked::new(Owner::Pce, p.heap_bytes());
                 (p, bytes)
             })
@@ -823,7 +995,7 @@ mod tests {
         for k in [1, 3] {
             let c = Sha256Chain::random(k, 5);
             let pce = extract(Sha256Chain::blank(k)).unwrap();
-            let p = pce.program().unwrap();
+            let p = pce.program(|| None).unwrap();
             assert_eq!(p.free().len(), k * 512);
             let want = Witness::generate(c.clone()).unwrap();
             let got = p.run(&pce, c.free_values(), WitnessBuffer::new(0, 0)).unwrap();
@@ -836,7 +1008,7 @@ mod tests {
     fn a_program_refuses_values_that_do_not_fit() {
         let c = Sha256Chain::random(1, 2);
         let pce = extract(Sha256Chain::blank(1)).unwrap();
-        let p = pce.program().unwrap();
+        let p = pce.program(|| None).unwrap();
         let run = |values: Vec<Scalar>| p.run(&pce, values, WitnessBuffer::new(0, 0));
         let values: Vec<Scalar> = c.free_values().collect();
         assert!(matches!(run(values[1..].to_vec()), Err(Error::Synthesis(_))));
@@ -852,7 +1024,7 @@ mod tests {
         let pce = extract(Sha256Chain::blank(1)).unwrap();
         let mut values: Vec<Scalar> = c.free_values().collect();
         values[7] = Scalar::from(2u64);
-        let w = pce.program().unwrap().run(&pce, values, WitnessBuffer::new(0, 0)).unwrap();
+        let w = pce.program(|| None).unwrap().run(&pce, values, WitnessBuffer::new(0, 0)).unwrap();
         let abc = crate::pce::evaluate(&pce, &w).unwrap();
         assert!(matches!(crate::pce::check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
     }

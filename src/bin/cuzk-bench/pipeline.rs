@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
+use cuzk::circuits::{Circuit, Kind, Statement};
 use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
     SYNTHESIS_NICE,
@@ -18,7 +19,6 @@ use cuzk::engine::{
 use cuzk::groth16::ProveTimings;
 use cuzk::groth16::{dummy_params, Backend};
 use cuzk::mem;
-use cuzk::circuits::{Circuit, Kind, Statement};
 use serde_json::json;
 
 use crate::report::{gib, steps_json, steps_line, table, write_json};
@@ -169,12 +169,21 @@ fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Paramet
     Ok(cuzk::groth16::params::generate_params(circuit.blank()?, path, 1)?)
 }
 
-/// What proof `i` proves: a synthetic circuit's seed, or the PoRep C1 output `c1`.
-fn statement(o: &Opts, circuit: &Circuit, c1: &[u8], i: u64) -> Result<Statement> {
-    Ok(match circuit.kind() {
-        Kind::Synthetic => circuit.statement(o.c.seed.wrapping_add(i), &[])?,
-        Kind::Porep => circuit.statement(0, c1)?,
-    })
+/// The circuit the proofs prove, and a PoRep circuit's C1 output.
+struct Subject {
+    circuit: Circuit,
+    seed: u64,
+    c1: Vec<u8>,
+}
+
+impl Subject {
+    /// What proof `i` proves: a synthetic circuit's seed, or the C1 output.
+    fn statement(&self, i: u64) -> Result<Statement> {
+        Ok(match self.circuit.kind() {
+            Kind::Synthetic => self.circuit.statement(self.seed.wrapping_add(i), &[])?,
+            Kind::Porep => self.circuit.statement(0, &self.c1)?,
+        })
+    }
 }
 
 pub fn run(o: Opts) -> Result<()> {
@@ -185,6 +194,8 @@ pub fn run(o: Opts) -> Result<()> {
         (Kind::Porep, Some(path)) => std::fs::read(path)?,
         (Kind::Porep, None) => crate::prove::sealed_c1(&circuit, o.c.seed)?,
     };
+    let subject = Subject { circuit, seed: o.c.seed, c1 };
+    let circuit = &subject.circuit;
     let tl = Timeline {
         start: Instant::now(),
         samples: Mutex::default(),
@@ -220,7 +231,7 @@ pub fn run(o: Opts) -> Result<()> {
             tl.mark("start");
             let (params, pce) = match &o.params {
                 Some(path) => {
-                    let params = load_or_generate(path, &circuit)?;
+                    let params = load_or_generate(path, circuit)?;
                     tl.mark("params loaded");
                     if o.compare_old {
                         phases.push(old_phase(&o, &tl, &params)?);
@@ -240,7 +251,7 @@ pub fn run(o: Opts) -> Result<()> {
             if backend == Backend::Auto {
                 println!("GPUs: {}", cuzk::gpu::device_count());
             }
-            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend, &circuit, &c1)?);
+            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend, &subject)?);
             Ok(())
         })();
         stop.store(true, Ordering::Relaxed);
@@ -432,8 +443,7 @@ fn new_phase(
     pce: cuzk::pce::Pce,
     static_rss: u64,
     backend: Backend,
-    circuit: &Circuit,
-    c1: &[u8],
+    subject: &Subject,
 ) -> Result<Phase> {
     // `auto` spreads the J pipelines over every GPU (or the CPU without one).
     let devices = match backend {
@@ -454,7 +464,7 @@ fn new_phase(
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
     for device in engine.backends() {
-        let warm = statement(o, circuit, c1, u64::MAX / 2)?;
+        let warm = subject.statement(u64::MAX / 2)?;
         engine.prove(Request {
             pce: &pce,
             params,
@@ -479,7 +489,7 @@ fn new_phase(
     let t0 = Instant::now();
     let (verified, wall_s) = run_jobs(o, |i| {
         let began = Mutex::new(0.0);
-        let statement = statement(o, circuit, c1, i as u64)?;
+        let statement = subject.statement(i as u64)?;
         let observe = |st: cuzk::engine::Stage| {
             let now = t0.elapsed().as_secs_f64();
             match st {

@@ -69,7 +69,8 @@ pub fn run(o: Opts) -> Result<()> {
     };
     let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
-    let (program, program_s) = stage("recording the witness program", || pce.program().map(|p| p.free().len()));
+    let first = statement.instance(0)?;
+    let (program, program_s) = stage("recording the witness program", || first.program(&pce).map(|p| p.free().len()));
     let n = o.iter.max(1);
     let (mut wall, mut cpu, mut spmv, mut gadget_wall, mut gadget_cpu) = (vec![], vec![], vec![], vec![], vec![]);
     let mut validated = true;
@@ -100,7 +101,10 @@ pub fn run(o: Opts) -> Result<()> {
         ("circuit", circuit.circuit_id()?),
         ("constraints / nnz", format!("{} / {}", pce.num_constraints(), pce.nnz())),
         ("extraction", format!("{extract_s:.3} s")),
-        ("witness program", program.map_or("none".into(), |f| format!("{f} free values, recorded in {program_s:.3} s"))),
+        (
+            "witness program",
+            program.map_or("none".into(), |f| format!("{f} free values, recorded in {program_s:.3} s")),
+        ),
         ("witness min / median", format!("{wmin:.3} / {wmed:.3} s")),
         ("witness CPU (min)", format!("{cmin:.3} s, {per_constraint:.4} µs per constraint")),
         ("SpMV min / median", format!("{smin:.3} / {smed:.3} s")),

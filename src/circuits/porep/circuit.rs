@@ -13,6 +13,7 @@ use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
 
 use super::{free, guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
 use crate::circuits::WitnessSource;
+use crate::pce::program::Program;
 use crate::pce::Pce;
 use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
@@ -141,8 +142,8 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
         match self {
             ShapedCircuit::Blank(_) => self.gadget_witness(into),
             ShapedCircuit::Proving(ref p) => {
-                if let Some(program) = pce.program() {
-                    let values = free::values(&p)?;
+                if let Some(program) = self.program(pce) {
+                    let values = free::values(p)?;
                     if values.len() == program.free().len() {
                         return program.run(pce, values, into);
                     }
@@ -154,6 +155,17 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
                 }
                 self.gadget_witness(into)
             }
+        }
+    }
+}
+
+impl<Tree: Shape> ShapedCircuit<Tree> {
+    /// `pce`'s witness program, split by challenge (their columns follow the prefix's, the
+    /// same count each, and each is computed from the prefix and itself).
+    fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
+        match self {
+            ShapedCircuit::Blank(_) => None,
+            ShapedCircuit::Proving(p) => pce.program(|| witness::layout(p).ok()),
         }
     }
 }
@@ -182,6 +194,14 @@ impl WitnessSource for PorepCircuit {
             AnyShape::Base(c) => c.witness(pce, into),
             AnyShape::Sub8(c) => c.witness(pce, into),
             AnyShape::Top2(c) => c.witness(pce, into),
+        }
+    }
+
+    fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
+        match &self.0 {
+            AnyShape::Base(c) => c.program(pce),
+            AnyShape::Sub8(c) => c.program(pce),
+            AnyShape::Top2(c) => c.program(pce),
         }
     }
 }

@@ -19,6 +19,9 @@ use super::circuit::Proving;
 use super::Shape;
 use crate::{Error, Result};
 
+/// A Merkle path as filecoin's circuits take it: per level, the siblings and the index.
+type PathOptions = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
+
 fn missing(what: &str) -> Error {
     Error::Synthesis(format!("the PoRep vanilla proof lacks {what}"))
 }
@@ -56,7 +59,7 @@ pub(super) fn values<Tree: Shape>(p: &Proving<Tree>) -> Result<Vec<Scalar>> {
 }
 
 /// A path's free values: per level its index bits, then its siblings.
-fn path(out: &mut Vec<Scalar>, levels: Vec<(Vec<Option<Scalar>>, Option<usize>)>) -> Result<()> {
+fn path(out: &mut Vec<Scalar>, levels: PathOptions) -> Result<()> {
     for (siblings, index) in levels {
         let index = index.ok_or_else(|| missing("a path index"))?;
         let bits = (siblings.len() + 1).trailing_zeros();
@@ -70,7 +73,7 @@ fn path(out: &mut Vec<Scalar>, levels: Vec<(Vec<Option<Scalar>>, Option<usize>)>
 
 /// A column's inclusion path (the vanilla column proof keeps it to its crate: read through its
 /// serialized form).
-fn inclusion_path<P>(c: &ColumnProof<P>) -> Result<Vec<(Vec<Option<Scalar>>, Option<usize>)>>
+fn inclusion_path<P>(c: &ColumnProof<P>) -> Result<PathOptions>
 where
     P: MerkleProofTrait + serde::de::DeserializeOwned,
     ColumnProof<P>: serde::Serialize,

@@ -52,9 +52,9 @@ macro_rules! with_shape {
 
 mod c1;
 mod circuit;
-mod free;
 #[cfg(feature = "oracles")]
 mod fixture;
+mod free;
 mod params;
 mod sizes;
 mod witness;

@@ -14,7 +14,8 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::witness::{Witness, WitnessBuffer, WitnessCs};
+use crate::pce::program::Layout;
+use crate::witness::{pieces, Witness, WitnessBuffer, WitnessCs};
 use crate::{Error, Result};
 
 /// Where one synthesis writes its values: the first `skip` are dropped (the
@@ -103,19 +104,17 @@ pub(super) trait Challenges: Sync {
     ) -> std::result::Result<(), SynthesisError>;
 }
 
-/// `v` cut into `parts` consecutive pieces of `per` values.
-fn pieces(mut v: &mut [Scalar], parts: usize, per: usize) -> Vec<&mut [Scalar]> {
-    (0..parts)
-        .map(|_| {
-            let (head, tail) = std::mem::take(&mut v).split_at_mut(per);
-            v = tail;
-            head
-        })
-        .collect()
-}
-
 /// The witness of `c`; `inputs`/`aux` are the whole circuit's counts (from
 /// the PCE), the ONE input included.
+/// The partition's layout for its witness program: the prefix (what the circuit allocates
+/// before its challenges), then one part per challenge.
+pub(super) fn layout(c: &impl Challenges) -> Result<Layout> {
+    let mut root = WitnessCs::started(WitnessBuffer::new(0, 0))?;
+    c.synthesize(&mut root, None)?;
+    let prefix = root.into_witness();
+    Ok(Layout { prefix_inputs: prefix.inputs.len(), prefix_aux: prefix.aux.len(), parts: c.count() })
+}
+
 pub(super) fn in_parallel(c: &impl Challenges, into: WitnessBuffer) -> Result<Witness> {
     let parts = c.count();
     let (inputs, aux) = (into.inputs, into.aux);
