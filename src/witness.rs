@@ -4,7 +4,7 @@
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
-use ff::Field;
+use ff::{Field, PrimeField};
 
 use crate::{Error, Result};
 
@@ -196,5 +196,94 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
     fn aux_slice(&self) -> &[Scalar] {
         &self.0.aux
+    }
+}
+
+/// A digest of a witness: its inputs, then its aux values, each value's canonical bytes.
+/// [`Witness::digest`] and [`digest_of`] agree on equal witnesses.
+fn absorb(h: &mut blake3::Hasher, v: &Scalar) {
+    h.update(v.to_repr().as_ref());
+}
+
+impl Witness {
+    /// The digest of this witness (see [`digest_of`]).
+    pub fn digest(&self) -> [u8; 32] {
+        let (mut hi, mut ha) = (blake3::Hasher::new(), blake3::Hasher::new());
+        self.inputs.iter().for_each(|v| absorb(&mut hi, v));
+        self.aux.iter().for_each(|v| absorb(&mut ha, v));
+        combine(hi, ha)
+    }
+}
+
+fn combine(inputs: blake3::Hasher, aux: blake3::Hasher) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(inputs.finalize().as_bytes());
+    h.update(aux.finalize().as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// The digest of the witness `synthesize` makes, by the gadgets, without keeping it: the
+/// values are hashed as they are allocated (a witness program's first witness is checked
+/// against it, with no second copy of a witness in memory).
+pub fn digest_of(
+    synthesize: impl FnOnce(&mut DigestCs) -> std::result::Result<(), SynthesisError>,
+) -> Result<[u8; 32]> {
+    let mut cs = DigestCs { inputs: blake3::Hasher::new(), aux: blake3::Hasher::new() };
+    absorb(&mut cs.inputs, &Scalar::ONE);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(&mut cs)))
+        .map_err(|p| Error::Synthesis(format!("the circuit panicked: {}", crate::error::panic_text(&*p))))??;
+    Ok(combine(cs.inputs, cs.aux))
+}
+
+/// An alloc-only constraint system that hashes the values instead of keeping them.
+pub struct DigestCs {
+    inputs: blake3::Hasher,
+    aux: blake3::Hasher,
+}
+
+impl ConstraintSystem<Scalar> for DigestCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        absorb(&mut self.aux, &f()?);
+        Ok(Variable::new_unchecked(Index::Aux(0)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        absorb(&mut self.inputs, &f()?);
+        Ok(Variable::new_unchecked(Index::Input(0)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
     }
 }

@@ -13,7 +13,7 @@ use blstrs::Scalar;
 
 use crate::pce::program::Program;
 use crate::pce::Pce;
-use crate::witness::{Witness, WitnessBuffer};
+use crate::witness::{digest_of, Witness, WitnessBuffer};
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -73,10 +73,18 @@ impl Sha256Chain {
     /// bits. The gadgets make it instead for a blank instance or a program that expects other
     /// free values (never for a PCE of this circuit).
     pub fn witness(self, pce: &Pce, into: WitnessBuffer) -> crate::Result<Witness> {
-        match self.program(pce) {
-            Some(p) if p.free().len() == 512 * self.k => p.run(pce, self.free_values(), into),
-            _ => Witness::generate_sized(self, into),
-        }
+        let (inputs, aux) = (pce.num_inputs, pce.num_aux);
+        let into = match self.program(pce) {
+            Some(p) if p.free().len() == 512 * self.k => {
+                let replayed = p.run(pce, self.free_values(), into)?;
+                if let Some(w) = pce.vouch(replayed, || digest_of(|cs| self.clone().synthesize(cs)))? {
+                    return Ok(w);
+                }
+                WitnessBuffer::new(inputs, aux)
+            }
+            _ => into,
+        };
+        Witness::generate_sized(self, into)
     }
 
     /// `pce`'s witness program (no layout: a chain is one sequence), for an instance with a

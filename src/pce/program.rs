@@ -945,14 +945,19 @@ fn scalar_u128(v: u128) -> Scalar {
 
 /// A PCE's witness program, recorded the first time a witness asks for it
 /// (a circuit whose free values are known natively) and accounted as the
-/// PCE's memory.
+/// PCE's memory; and whether its first witness agreed with the gadgets'.
 #[derive(Default)]
-pub struct ProgramSlot(OnceLock<Option<(Program, Tracked)>>);
+pub struct ProgramSlot {
+    recorded: OnceLock<Option<(Program, Tracked)>>,
+    trusted: OnceLock<bool>,
+}
 
 impl std::fmt::Debug for ProgramSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.get() {
-            Some(Some((p, _))) => write!(f, "Program({} steps, {} free)", p.steps(), p.free().len()),
+        match self.recorded.get() {
+            Some(Some((p, _))) => {
+                write!(f, "Program({} steps, {} free, trusted {:?})", p.steps(), p.free().len(), self.trusted.get())
+            }
             Some(None) => write!(f, "Program(none)"),
             None => write!(f, "Program(not recorded)"),
         }
@@ -968,19 +973,41 @@ pub fn disabled() -> bool {
 impl Pce {
     /// This circuit's witness program, recorded on first use (split by
     /// `layout`, when the circuit has one: the first use's counts); `None`
-    /// when it has none (see [`Program::record`]) or programs are
-    /// [`disabled`].
+    /// when it has none (see [`Program::record`]), programs are
+    /// [`disabled`], or its first witness disagreed with the gadgets'.
     pub fn program(&self, layout: impl FnOnce() -> Option<Layout>) -> Option<&Program> {
-        if disabled() {
+        if disabled() || self.program.trusted.get() == Some(&false) {
             return None;
         }
-        let slot = self.program.0.get_or_init(|| {
+        let slot = self.program.recorded.get_or_init(|| {
             Program::record(self, layout()).map(|p| {
                 let bytes = Tracked::new(Owner::Pce, p.heap_bytes());
                 (p, bytes)
             })
         });
         slot.as_ref().map(|(p, _)| p)
+    }
+
+    /// `replayed`, a witness this PCE's program made, if the program is
+    /// trusted. The first witness decides, once per PCE: `gadgets` gives the
+    /// digest of the same instance's witness by the circuit's gadgets
+    /// (hashed as it is synthesized: no second witness in memory). A program
+    /// that disagrees is dropped (logged): `None`, and the gadgets make this
+    /// witness and every later one.
+    pub fn vouch(&self, replayed: Witness, gadgets: impl FnOnce() -> Result<[u8; 32]>) -> Result<Option<Witness>> {
+        let trusted = match self.program.trusted.get() {
+            Some(&t) => t,
+            None => {
+                let agree = gadgets()? == replayed.digest();
+                if !agree {
+                    log::error!(
+                        "a witness program disagrees with its circuit's gadgets: the gadgets make its witnesses"
+                    );
+                }
+                *self.program.trusted.get_or_init(|| agree)
+            }
+        };
+        Ok(trusted.then_some(replayed))
     }
 }
 
@@ -1029,6 +1056,23 @@ mod tests {
         assert!(matches!(crate::pce::check_satisfied(&abc), Err(Error::Unsatisfied { .. })));
     }
 
+    /// A program whose witness disagrees with the gadgets' (here: one value changed) is dropped
+    /// at its first witness; the gadgets make the PCE's witnesses from then on.
+    #[test]
+    fn a_program_that_disagrees_is_dropped() {
+        use bellperson::Circuit;
+        let c = Sha256Chain::random(1, 4);
+        let pce = extract(Sha256Chain::blank(1)).unwrap();
+        let p = pce.program(|| None).unwrap();
+        let mut w = p.run(&pce, c.free_values(), WitnessBuffer::new(0, 0)).unwrap();
+        w.aux[100] += Scalar::ONE;
+        let gadgets = || crate::witness::digest_of(|cs| c.clone().synthesize(cs));
+        assert_eq!(pce.vouch(w, gadgets).unwrap(), None);
+        assert!(pce.program(|| None).is_none());
+        let w = c.clone().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+        assert_eq!(w, Witness::generate(c).unwrap());
+    }
+
     /// The engine's witness of a sha256-chain instance is the program's, and equal to the
     /// gadgets'; with programs disabled it is the gadgets'.
     #[test]
@@ -1037,7 +1081,7 @@ mod tests {
         let s = Synthetic::new(Family::Sha256Chain, 1 << 16, 9);
         let pce = extract(s.blank()).unwrap();
         let w = s.clone().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
-        assert!(pce.program.0.get().is_some(), "recorded by the first witness");
+        assert_eq!(pce.program.trusted.get(), Some(&true), "recorded and checked by the first witness");
         assert_eq!(w, Witness::generate(s).unwrap());
     }
 }

@@ -15,7 +15,7 @@ use super::{free, guarded, vanilla_params, witness, Compound, PorepSize, Shape, 
 use crate::circuits::WitnessSource;
 use crate::pce::program::Program;
 use crate::pce::Pce;
-use crate::witness::{Witness, WitnessBuffer};
+use crate::witness::{digest_of, Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
@@ -145,7 +145,12 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
                 if let Some(program) = self.program(pce) {
                     let values = free::values(p)?;
                     if values.len() == program.free().len() {
-                        return program.run(pce, values, into);
+                        let replayed = program.run(pce, values, into)?;
+                        let gadgets = || digest_of(|cs| p.synthesize_with(cs, p.challenges.clone()));
+                        if let Some(w) = pce.vouch(replayed, gadgets)? {
+                            return Ok(w);
+                        }
+                        return self.gadget_witness(WitnessBuffer::new(pce.num_inputs, pce.num_aux));
                     }
                     log::warn!(
                         "the PoRep witness program expects {} free values, the C1 gives {}: using the gadgets",
