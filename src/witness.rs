@@ -2,11 +2,41 @@
 //! input and aux assignments. `enforce` is a no-op; it never builds a linear
 //! combination, which is where the PCE path saves most of synthesis.
 
-use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellperson::{Circuit, ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
 use crate::{Error, Result};
+
+/// The methods of an alloc-only constraint system that do nothing: no
+/// constraint is recorded, no namespace kept, each system is its own root.
+macro_rules! alloc_only_methods {
+    () => {
+        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(bellperson::LinearCombination<blstrs::Scalar>) -> bellperson::LinearCombination<blstrs::Scalar>,
+            LB: FnOnce(bellperson::LinearCombination<blstrs::Scalar>) -> bellperson::LinearCombination<blstrs::Scalar>,
+            LC: FnOnce(bellperson::LinearCombination<blstrs::Scalar>) -> bellperson::LinearCombination<blstrs::Scalar>,
+        {
+        }
+
+        fn push_namespace<NR, N>(&mut self, _: N)
+        where
+            NR: Into<String>,
+            N: FnOnce() -> NR,
+        {
+        }
+
+        fn pop_namespace(&mut self) {}
+
+        fn get_root(&mut self) -> &mut Self::Root {
+            self
+        }
+    };
+}
+pub(crate) use alloc_only_methods;
 
 /// A circuit's assignment: `inputs[0]` is the ONE input.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -127,28 +157,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         Ok(Variable::new_unchecked(Index::Input(self.0.inputs.len() - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::witness::alloc_only_methods!();
 
     fn is_extensible() -> bool {
         true
@@ -264,26 +273,5 @@ impl ConstraintSystem<Scalar> for DigestCs {
         Ok(Variable::new_unchecked(Index::Input(0)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::witness::alloc_only_methods!();
 }

@@ -9,7 +9,7 @@
 //! place. The result equals the sequential witness value for value (tested),
 //! and takes no memory beyond the witness itself.
 
-use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellperson::{ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
@@ -69,28 +69,7 @@ impl ConstraintSystem<Scalar> for ShareCs<'_> {
         Ok(Variable::new_unchecked(Index::Input(self.inputs.push(f()?)?)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::witness::alloc_only_methods!();
 }
 
 /// A circuit made of a prefix and independent, equally sized challenges.
