@@ -7,9 +7,14 @@
 //! in C, all booleans (they have a `(1 − v)·v = 0` row), with coefficients
 //! `±2^e` of one sign and distinct exponents, gives all of them at once by
 //! binary decomposition (how `UInt32::addmany` and `to_bits` pack their
-//! results). Rows are taken in order, repeatedly, until none gives anything
-//! new; what is left unknown is **free**: the circuit supplies those values
-//! (a SHA-256 chain's message bits), in column order.
+//! results). A row `A·z × 1 = C·z` over small values whose C unknowns are
+//! booleans with coefficients `+2^e` (bellperson's `MultiEq`, several
+//! additions packed in one row) gives its low bits as soon as the part of A
+//! below them is known, window after window. Rows are looked at in order; one
+//! that cannot be solved yet waits until a column it lacks is solved; when
+//! every row left waits, the lowest column waited on is **free**: the circuit
+//! supplies those values (a SHA-256 chain's message bits, PoRep's vanilla
+//! proofs), in column order.
 //!
 //! In a satisfiable witness every such equation holds and has one solution,
 //! so the replayed witness is the gadgets' own, bit for bit; an instance
@@ -20,15 +25,14 @@
 //! (XOR: `2a·b = a + b − c`): those steps run in machine integers over a byte
 //! per variable, and only their results are written as field elements.
 
+use std::sync::OnceLock;
+
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
+use rayon::prelude::*;
 
 use super::eval::{eval_row, Values};
 use super::matrix::{decode, CsrMatrix, Pce, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
-use std::sync::OnceLock;
-
-use rayon::prelude::*;
-
 use crate::mem::{Owner, Tracked};
 use crate::witness::{pieces, Witness, WitnessBuffer};
 use crate::{Error, Result};
