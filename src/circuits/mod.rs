@@ -264,8 +264,7 @@ impl Statement {
 }
 
 /// A circuit whose witness the engine can make: replayed from its PCE's witness program when
-/// the circuit knows its free values natively (sha256-chain), else by its gadgets (PoRep
-/// synthesizes its challenges in parallel).
+/// the circuit knows its free values natively (sha256-chain, PoRep), else by its gadgets.
 pub trait WitnessSource: Send + Sized {
     /// The witness by the circuit's gadgets, written into `into`: the reference.
     fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness>;

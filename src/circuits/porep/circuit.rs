@@ -127,9 +127,6 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
         }
     }
 
-    /// Replayed from the PCE's witness program with the free values taken from the vanilla
-    /// proofs; by the gadgets, challenges in parallel, when there is no program (or it expects
-    /// other values: never for this circuit's PCE).
     /// By the gadgets, challenges in parallel.
     fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness> {
         match self {
@@ -138,6 +135,9 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
         }
     }
 
+    /// Replayed from the PCE's witness program with the free values taken from the vanilla
+    /// proofs (once the program is trusted: `Pce::vouch`); by the gadgets when there is no
+    /// program, or it expects other values (never for this circuit's PCE).
     fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
         match self {
             ShapedCircuit::Blank(_) => self.gadget_witness(into),
