@@ -25,6 +25,8 @@
 #   bash scripts/device-bench.sh witness-porep # synth-only --compare-gadgets on PoRep 2 KiB and 8 MiB C1s sealed here;
 #                                       # pce-pipeline porep-8MiB with the gadgets' witness, then the program's
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
+#   bash scripts/device-bench.sh soak       # N=${N:-10000} proofs through the C ABI (mixed sizes 2^10..2^16, real
+#                                       # parameters, cancels, unloads, trims), nvidia-smi sampled every 5 s
 #
 # Everything printed goes to $OUT/<phase>.log; JSON results beside it. B names
 # another cuzk-bench to run (e.g. an older commit's, for an A/B in one call);
@@ -92,6 +94,12 @@ latency)
   ;;
 latency-big)
   run timeout 580 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j ${J:-8} -n 20 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26.json"
+  ;;
+soak)
+  nvidia-smi --query-gpu=timestamp,memory.used --format=csv -l 5 > "$OUT/soak-nvidia-smi.csv" 2>&1 &
+  smi=$!
+  run timeout 560 $B soak -n ${N:-10000} --threads 12 --dir $P/soak --json "$OUT/soak.json"
+  kill $smi
   ;;
 ours)
   run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu::

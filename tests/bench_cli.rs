@@ -167,3 +167,38 @@ fn params_load_json() {
     let _ = std::fs::remove_file(cuzk::groth16::params_cache_path(&file));
     std::fs::remove_file(&file).unwrap();
 }
+
+/// The soak on the CPU, small: every call OK, cancelled or a lost race with a free; the
+/// process flat from the first sample to the last (the command fails otherwise).
+#[test]
+fn soak_json() {
+    let dir = tmp("soak");
+    let v = bench(&[
+        "soak",
+        "--backend",
+        "cpu",
+        "--circuits",
+        "mimc-chain:2^8,sha256-chain:2^10",
+        "-n",
+        "120",
+        "--threads",
+        "3",
+        "--checkpoint",
+        "40",
+        "--unload-every",
+        "17",
+        "--trim-every",
+        "11",
+        "--cancel-share",
+        "0.1",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!((v["errors"].as_u64(), v["all_flat"].as_bool()), (Some(0), Some(true)), "{v}");
+    let (ok, cancelled, lost) =
+        (v["verified"].as_u64().unwrap(), v["cancelled"].as_u64().unwrap(), v["lost_races"].as_u64().unwrap());
+    assert_eq!(ok + cancelled + lost, 120, "{v}");
+    assert!(ok >= 90 && v["unloads"].as_u64() == Some(7), "{v}");
+    assert_eq!(v["samples"].as_array().map(Vec::len), Some(3), "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

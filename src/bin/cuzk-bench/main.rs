@@ -13,6 +13,7 @@ mod pipeline;
 mod plot;
 mod prove;
 mod report;
+mod soak;
 mod synth_only;
 
 use std::path::PathBuf;
@@ -91,6 +92,9 @@ enum Command {
     PceFile(pce_bench::FileOpts),
     /// Makes a real PoRep C1 output (JSON) to prove: the PoRep test fixture.
     C1(c1::Opts),
+    /// Thousands of verified proofs through the C ABI with cancels, unloads and trims: RSS,
+    /// VRAM, threads and file descriptors must stay flat.
+    Soak(soak::Opts),
 }
 
 /// Errors are printed and turn into a non-zero exit status.
@@ -112,6 +116,7 @@ fn main() {
         Command::Extract(o) => extract::run(o),
         Command::PceFile(o) => pce_bench::run_file(o),
         Command::C1(o) => c1::run(o),
+        Command::Soak(o) => soak::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");
