@@ -277,6 +277,23 @@ enum cuzk_circuit_kind
    * (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
    */
   CUZK_CIRCUIT_POREP = 2,
+  /**
+   * Filecoin WinningPoSt (`StackedDrgWinning<size>V1`): `name` is the
+   * sector size, `size` 0. A request's `input` is a PoSt input (README
+   * "PoSt": the registered proof, randomness, prover id and the one
+   * sector's vanilla proof); its proof is 192 bytes. Always in the latency
+   * class (`CUZK_PRIORITY_CRITICAL`). Needs the `porep` feature.
+   */
+  CUZK_CIRCUIT_WINNING_POST = 3,
+  /**
+   * Filecoin WindowPoSt (`StackedDrgWindow<size>V1_2`, and `V1`): `name`
+   * is the sector size, `size` 0. A request's `input` is a PoSt input
+   * with one partition's vanilla proofs (its index given: 192 bytes of
+   * proof) or every partition's (192 bytes per partition, in order: query
+   * the length with a `(NULL, 0)` proof buffer). Ahead of every PoRep and
+   * synthetic request wherever requests wait. Needs the `porep` feature.
+   */
+  CUZK_CIRCUIT_WINDOW_POST = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -761,8 +778,10 @@ cuzk_status cuzk_debug_panic(struct cuzk_error *err);
 
 /**
  * Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
- * for a synthetic circuit, that times the number of partitions for PoRep
- * (e.g. 10 × 192 for 32GiB). `circuit` is read during the call only.
+ * for a synthetic circuit and a PoSt partition, that times the number of
+ * partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
+ * every partition takes 192 per partition: `cuzk_prove` with a `(NULL, 0)`
+ * proof buffer says how many bytes. `circuit` is read during the call only.
  * Thread-safety: safe from any thread.
  */
 cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, struct cuzk_error *err);
@@ -1059,7 +1078,8 @@ void cuzk_pce_free(struct cuzk_pce *pce);
  * - `cancel`: NULL, or a token borrowed for the call; triggering it from
  *   another thread ends a waiting request with `CUZK_CANCELLED`.
  * - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
- *   at least `cuzk_proof_len(circuit)`. Written only on success.
+ *   at least `cuzk_proof_len(circuit)` (a WindowPoSt request for every
+ *   partition: 192 per partition). Written only on success.
  * - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
  *   receives the bytes needed instead (checked before any work is done, so
  *   `(NULL, 0)` is a cheap size query).

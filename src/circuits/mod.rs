@@ -4,9 +4,26 @@
 //! A new circuit kind is a variant of [`Kind`], [`Circuit`], [`Statement`] and [`Instance`], and
 //! its own module; nothing outside this file dispatches on kinds.
 
+/// Calls `$f::<Tree>($args)` with the tree shape filecoin-proofs uses for sector size `$size`
+/// (a [`porep::PorepSize`]): the seal and PoSt trees of a sector are the same shape.
+#[cfg(feature = "porep")]
+macro_rules! with_shape {
+    ($size:expr, $f:ident $(, $arg:expr)* $(,)?) => {{
+        use filecoin_proofs::constants::{SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
+        use $crate::circuits::porep::PorepSize;
+        match $size {
+            PorepSize::KiB2 | PorepSize::MiB8 | PorepSize::MiB512 => $f::<SectorShapeBase>($($arg),*),
+            PorepSize::GiB32 => $f::<SectorShapeSub8>($($arg),*),
+            PorepSize::GiB64 => $f::<SectorShapeTop2>($($arg),*),
+        }
+    }};
+}
+
 pub mod mimc_chain;
 #[cfg(feature = "porep")]
 pub mod porep;
+#[cfg(feature = "porep")]
+pub mod post;
 pub mod sha256_chain;
 mod synthetic;
 
@@ -26,6 +43,16 @@ use crate::pce::{self, registry, Access, Pce};
 use crate::witness::{Witness, WitnessBuffer};
 use crate::{Error, Result};
 
+/// Runs `f`, turning an error or a panic inside filecoin-proofs into a cuzk error.
+#[cfg(feature = "porep")]
+fn guarded<T>(what: &str, make: fn(String) -> Error, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(make(format!("{what}: {e:#}"))),
+        Err(p) => Err(make(format!("{what}: panicked: {}", crate::error::panic_text(&*p)))),
+    }
+}
+
 /// The largest synthetic size accepted (the compact PCE format's column limit).
 pub const MAX_SYNTHETIC_SIZE: u64 = 1 << 30;
 
@@ -36,6 +63,10 @@ pub enum Kind {
     Synthetic,
     /// Filecoin PoRep C2 (V1_1) of one sector size; needs the `porep` feature.
     Porep,
+    /// Filecoin WinningPoSt of one sector size; needs the `porep` feature.
+    WinningPost,
+    /// Filecoin WindowPoSt (V1 and V1_2) of one sector size; needs the `porep` feature.
+    WindowPost,
 }
 
 /// One built-in circuit: its R1CS is fixed by this value alone.
@@ -46,6 +77,9 @@ pub enum Circuit {
     /// The partition circuit of one PoRep sector size.
     #[cfg(feature = "porep")]
     Porep(porep::PorepSize),
+    /// The partition circuit of one PoSt kind and sector size.
+    #[cfg(feature = "porep")]
+    Post(post::PostType),
 }
 
 #[cfg(not(feature = "porep"))]
@@ -55,8 +89,8 @@ fn porep_unsupported() -> Error {
 
 impl Circuit {
     /// The circuit of `kind` named `name` with `size`: for synthetic circuits a family name and
-    /// the target constraints (1 ..= [`MAX_SYNTHETIC_SIZE`]); for PoRep a sector size (`2KiB`,
-    /// `32GiB`, ...) and size 0.
+    /// the target constraints (1 ..= [`MAX_SYNTHETIC_SIZE`]); for PoRep and PoSt a sector size
+    /// (`2KiB`, `32GiB`, ...) and size 0.
     pub fn new(kind: Kind, name: &str, size: u64) -> Result<Circuit> {
         match kind {
             Kind::Synthetic => {
@@ -71,33 +105,42 @@ impl Circuit {
                 }
                 Ok(Circuit::Synthetic { family, size: size as usize })
             }
-            Kind::Porep => {
+            Kind::Porep | Kind::WinningPost | Kind::WindowPost => {
                 if size != 0 {
-                    return Err(Error::InvalidInput("circuit size must be 0 for PoRep".into()));
+                    return Err(Error::InvalidInput("circuit size must be 0 for PoRep and PoSt".into()));
                 }
-                Self::porep(name)
+                Self::filecoin(kind, name)
             }
         }
     }
 
     #[cfg(feature = "porep")]
-    fn porep(sector: &str) -> Result<Circuit> {
-        porep::PorepSize::from_name(sector).map(Circuit::Porep).map_err(|e| match e {
+    fn filecoin(kind: Kind, sector: &str) -> Result<Circuit> {
+        let size = porep::PorepSize::from_name(sector).map_err(|e| match e {
             Error::InvalidInput(m) => Error::UnknownCircuit(m),
             other => other,
+        })?;
+        let post = |kind| Circuit::Post(post::PostType { kind, size });
+        Ok(match kind {
+            Kind::WinningPost => post(post::PostKind::Winning),
+            Kind::WindowPost => post(post::PostKind::Window),
+            _ => Circuit::Porep(size),
         })
     }
 
     #[cfg(not(feature = "porep"))]
-    fn porep(_: &str) -> Result<Circuit> {
+    fn filecoin(_: Kind, _: &str) -> Result<Circuit> {
         Err(porep_unsupported())
     }
 
-    /// Parses the command-line form: `porep-<sector size>` (e.g. `porep-32GiB`; `size` ignored),
-    /// or a synthetic family name with `size` target constraints.
+    /// Parses the command-line form: `porep-<sector size>`, `winning-post-<sector size>` or
+    /// `window-post-<sector size>` (e.g. `porep-32GiB`; `size` ignored), or a synthetic family
+    /// name with `size` target constraints.
     pub fn parse(name: &str, size: u64) -> Result<Circuit> {
-        match name.strip_prefix("porep-") {
-            Some(sector) => Self::new(Kind::Porep, sector, 0),
+        let prefixed =
+            [("porep-", Kind::Porep), ("winning-post-", Kind::WinningPost), ("window-post-", Kind::WindowPost)];
+        match prefixed.iter().find_map(|(p, kind)| name.strip_prefix(p).map(|sector| (sector, *kind))) {
+            Some((sector, kind)) => Self::new(kind, sector, 0),
             None => Self::new(Kind::Synthetic, name, size),
         }
     }
@@ -107,10 +150,16 @@ impl Circuit {
             Circuit::Synthetic { .. } => Kind::Synthetic,
             #[cfg(feature = "porep")]
             Circuit::Porep(_) => Kind::Porep,
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => match t.kind {
+                post::PostKind::Winning => Kind::WinningPost,
+                post::PostKind::Window => Kind::WindowPost,
+            },
         }
     }
 
-    /// A short human name: `sha256-chain-2^20`, `mimc-chain-1000`, `porep-32GiB`.
+    /// A short human name: `sha256-chain-2^20`, `mimc-chain-1000`, `porep-32GiB`,
+    /// `winning-post-32GiB`.
     pub fn label(&self) -> String {
         match self {
             Circuit::Synthetic { family, size } if size.is_power_of_two() => {
@@ -119,6 +168,8 @@ impl Circuit {
             Circuit::Synthetic { family, size } => format!("{}-{size}", family.name()),
             #[cfg(feature = "porep")]
             Circuit::Porep(s) => format!("porep-{s}"),
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => t.label(),
         }
     }
 
@@ -128,15 +179,20 @@ impl Circuit {
             Circuit::Synthetic { family, size } => Ok(Synthetic::new(*family, *size, 0).circuit_id()),
             #[cfg(feature = "porep")]
             Circuit::Porep(s) => porep::circuit_id(*s),
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => post::circuit_id(*t),
         }
     }
 
-    /// Groth16 proofs per request: one per partition.
+    /// Groth16 proofs per request: one per partition (WindowPoSt: per partition of a
+    /// request for one; one for all of them has as many as its sectors fill).
     pub fn partitions(&self) -> usize {
         match self {
             Circuit::Synthetic { .. } => 1,
             #[cfg(feature = "porep")]
             Circuit::Porep(s) => s.partitions(),
+            #[cfg(feature = "porep")]
+            Circuit::Post(_) => 1,
         }
     }
 
@@ -145,12 +201,24 @@ impl Circuit {
         PROOF_BYTES * self.partitions()
     }
 
+    /// Bytes of the proof of the request with `input`: [`Circuit::proof_len`], except for a
+    /// WindowPoSt request for every partition, whose count its input's header gives.
+    pub fn proof_len_for(&self, input: &[u8]) -> Result<usize> {
+        match self {
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => post::proof_len_of(input, *t),
+            _ => Ok(self.proof_len()),
+        }
+    }
+
     /// The circuit without a witness: what the PCE and parameters are made from.
     pub fn blank(&self) -> Result<Instance> {
         match self {
             Circuit::Synthetic { family, size } => Ok(Instance::Synthetic(Synthetic::new(*family, *size, 0).blank())),
             #[cfg(feature = "porep")]
             Circuit::Porep(s) => porep::blank_circuit(*s).map(Instance::Porep),
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => post::blank_circuit(*t).map(Instance::Post),
         }
     }
 
@@ -166,12 +234,13 @@ impl Circuit {
     /// The most host memory extracting this circuit's PCE takes, where it can be more than a
     /// machine holds: a synthetic circuit's, 128 bytes per constraint (the recorder's vectors
     /// while they grow, then the compact form; 86–116 measured at 2^20, the process included).
-    /// A PoRep partition's is bounded by its sector size (5.27 GiB at 32 GiB, BENCHMARKS.md).
+    /// A PoRep or PoSt partition's is bounded by its sector size (5.27 GiB for PoRep at 32 GiB,
+    /// BENCHMARKS.md).
     pub fn extraction_bytes(&self) -> Option<u64> {
         match self {
             Circuit::Synthetic { size, .. } => Some(128 * *size as u64),
             #[cfg(feature = "porep")]
-            Circuit::Porep(_) => None,
+            Circuit::Porep(_) | Circuit::Post(_) => None,
         }
     }
 
@@ -184,8 +253,9 @@ impl Circuit {
         registry::load_or_extract(&id, path, verify_checksums, access, move || circuit.extract_pce())
     }
 
-    /// What a request proves: a synthetic circuit's instance from `seed` (no `input` bytes), or a
-    /// PoRep C1 output in `input` (`seed` 0), parsed and checked against the sector size.
+    /// What a request proves: a synthetic circuit's instance from `seed` (no `input` bytes), a
+    /// PoRep C1 output or a PoSt input ([`post::PostInput`]) in `input` (`seed` 0), parsed and
+    /// checked against the circuit.
     pub fn statement(&self, seed: u64, input: &[u8]) -> Result<Statement> {
         match self {
             Circuit::Synthetic { family, size } => {
@@ -195,15 +265,18 @@ impl Circuit {
                 Ok(Statement::Synthetic(Synthetic::new(*family, *size, seed)))
             }
             #[cfg(feature = "porep")]
+            Circuit::Porep(_) | Circuit::Post(_) if seed != 0 => {
+                Err(Error::InvalidInput("the seed must be 0 for PoRep and PoSt".into()))
+            }
+            #[cfg(feature = "porep")]
             Circuit::Porep(s) => {
                 if input.is_empty() {
                     return Err(Error::InvalidInput("a PoRep request needs its C1 output as input".into()));
                 }
-                if seed != 0 {
-                    return Err(Error::InvalidInput("the seed must be 0 for PoRep".into()));
-                }
                 porep::PorepC1::parse_for(input, *s).map(|c1| Statement::Porep(Box::new(c1)))
             }
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => post::PostRequest::parse_for(input, *t).map(|r| Statement::Post(Box::new(r))),
         }
     }
 }
@@ -214,6 +287,8 @@ pub enum Statement {
     /// Boxed: a parsed C1 holds every partition's vanilla proofs.
     #[cfg(feature = "porep")]
     Porep(Box<porep::PorepC1>),
+    #[cfg(feature = "porep")]
+    Post(Box<post::PostRequest>),
 }
 
 impl std::fmt::Debug for Statement {
@@ -222,6 +297,8 @@ impl std::fmt::Debug for Statement {
             Statement::Synthetic(c) => write!(f, "Statement({})", c.circuit_id()),
             #[cfg(feature = "porep")]
             Statement::Porep(c1) => write!(f, "Statement({c1:?})"),
+            #[cfg(feature = "porep")]
+            Statement::Post(r) => write!(f, "Statement({r:?})"),
         }
     }
 }
@@ -232,6 +309,8 @@ impl Statement {
             Statement::Synthetic(_) => 1,
             #[cfg(feature = "porep")]
             Statement::Porep(c1) => c1.num_partitions(),
+            #[cfg(feature = "porep")]
+            Statement::Post(r) => r.num_partitions(),
         }
     }
 
@@ -249,6 +328,8 @@ impl Statement {
             Statement::Synthetic(c) => Ok(Instance::Synthetic(c.clone())),
             #[cfg(feature = "porep")]
             Statement::Porep(c1) => c1.circuit(k).map(Instance::Porep),
+            #[cfg(feature = "porep")]
+            Statement::Post(r) => r.circuit(k).map(Instance::Post),
         }
     }
 
@@ -259,6 +340,8 @@ impl Statement {
             Statement::Synthetic(c) => Ok(c.public_inputs()),
             #[cfg(feature = "porep")]
             Statement::Porep(c1) => c1.public_inputs(k),
+            #[cfg(feature = "porep")]
+            Statement::Post(r) => r.public_inputs(k),
         }
     }
 }
@@ -286,6 +369,8 @@ pub enum Instance {
     Synthetic(Synthetic),
     #[cfg(feature = "porep")]
     Porep(porep::PorepCircuit),
+    #[cfg(feature = "porep")]
+    Post(post::PostCircuit),
 }
 
 impl bellperson::Circuit<Scalar> for Instance {
@@ -294,6 +379,8 @@ impl bellperson::Circuit<Scalar> for Instance {
             Instance::Synthetic(c) => c.synthesize(cs),
             #[cfg(feature = "porep")]
             Instance::Porep(c) => c.synthesize(cs),
+            #[cfg(feature = "porep")]
+            Instance::Post(c) => c.synthesize(cs),
         }
     }
 }
@@ -304,6 +391,8 @@ impl WitnessSource for Instance {
             Instance::Synthetic(c) => c.gadget_witness(into),
             #[cfg(feature = "porep")]
             Instance::Porep(c) => c.gadget_witness(into),
+            #[cfg(feature = "porep")]
+            Instance::Post(c) => c.gadget_witness(into),
         }
     }
 
@@ -312,6 +401,8 @@ impl WitnessSource for Instance {
             Instance::Synthetic(c) => c.witness(pce, into),
             #[cfg(feature = "porep")]
             Instance::Porep(c) => c.witness(pce, into),
+            #[cfg(feature = "porep")]
+            Instance::Post(c) => c.witness(pce, into),
         }
     }
 
@@ -320,6 +411,8 @@ impl WitnessSource for Instance {
             Instance::Synthetic(c) => c.program(pce),
             #[cfg(feature = "porep")]
             Instance::Porep(c) => c.program(pce),
+            #[cfg(feature = "porep")]
+            Instance::Post(c) => c.program(pce),
         }
     }
 }

@@ -21,6 +21,19 @@ pub enum cuzk_circuit_kind {
     /// output JSON and its proof is every partition's, concatenated
     /// (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
     CUZK_CIRCUIT_POREP = 2,
+    /// Filecoin WinningPoSt (`StackedDrgWinning<size>V1`): `name` is the
+    /// sector size, `size` 0. A request's `input` is a PoSt input (README
+    /// "PoSt": the registered proof, randomness, prover id and the one
+    /// sector's vanilla proof); its proof is 192 bytes. Always in the latency
+    /// class (`CUZK_PRIORITY_CRITICAL`). Needs the `porep` feature.
+    CUZK_CIRCUIT_WINNING_POST = 3,
+    /// Filecoin WindowPoSt (`StackedDrgWindow<size>V1_2`, and `V1`): `name`
+    /// is the sector size, `size` 0. A request's `input` is a PoSt input
+    /// with one partition's vanilla proofs (its index given: 192 bytes of
+    /// proof) or every partition's (192 bytes per partition, in order: query
+    /// the length with a `(NULL, 0)` proof buffer). Ahead of every PoRep and
+    /// synthetic request wherever requests wait. Needs the `porep` feature.
+    CUZK_CIRCUIT_WINDOW_POST = 4,
 }
 
 /// Names one built-in circuit. Read during the call only; nothing is kept.
@@ -48,10 +61,12 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
     let kind = match c.kind {
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SYNTHETIC as u32 => Kind::Synthetic,
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_POREP as u32 => Kind::Porep,
+        k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINNING_POST as u32 => Kind::WinningPost,
+        k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINDOW_POST as u32 => Kind::WindowPost,
         k => {
             return Err(Failure::new(
                 CUZK_UNKNOWN_CIRCUIT,
-                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep)"),
+                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep, 3 = WinningPoSt, 4 = WindowPoSt)"),
             ))
         }
     };
@@ -59,8 +74,10 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
 }
 
 /// Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
-/// for a synthetic circuit, that times the number of partitions for PoRep
-/// (e.g. 10 × 192 for 32GiB). `circuit` is read during the call only.
+/// for a synthetic circuit and a PoSt partition, that times the number of
+/// partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
+/// every partition takes 192 per partition: `cuzk_prove` with a `(NULL, 0)`
+/// proof buffer says how many bytes. `circuit` is read during the call only.
 /// Thread-safety: safe from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_proof_len(

@@ -216,7 +216,8 @@ pub fn prove(
 /// - `cancel`: NULL, or a token borrowed for the call; triggering it from
 ///   another thread ends a waiting request with `CUZK_CANCELLED`.
 /// - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
-///   at least `cuzk_proof_len(circuit)`. Written only on success.
+///   at least `cuzk_proof_len(circuit)` (a WindowPoSt request for every
+///   partition: 192 per partition). Written only on success.
 /// - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
 ///   receives the bytes needed instead (checked before any work is done, so
 ///   `(NULL, 0)` is a cheap size query).
@@ -259,7 +260,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let cancel = super::engine::CANCELS.get_opt(cancel, "cancel")?;
         let proof_len = arg_out(proof_len, "proof_len")?;
         let timings = arg_opt_out(timings, "timings")?;
-        let needed = req.circuit.proof_len();
+        let needed = req.circuit.proof_len_for(req.input)?;
         if proof_cap < needed {
             proof_len.write(needed);
             return Err(Failure::new(

@@ -1,8 +1,8 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
 //! for machines (keys documented in the README).
 
-mod c1;
 mod extract;
+mod fixture;
 mod gpu_check;
 mod gpu_scaling;
 mod latency;
@@ -31,7 +31,8 @@ struct Cli {
 /// The circuit every subcommand takes.
 #[derive(Args, Clone)]
 pub struct CircuitArgs {
-    /// sha256-chain | mimc-chain | porep-<sector size> (porep-2KiB, ..., porep-64GiB)
+    /// sha256-chain | mimc-chain | porep-<sector size> (porep-2KiB, ..., porep-64GiB) |
+    /// winning-post-<sector size> | window-post-<sector size>
     #[arg(long, default_value = "sha256-chain")]
     pub circuit: String,
     /// Synthetic circuits: target constraint count (rows, input rows included); accepts 2^N.
@@ -56,7 +57,9 @@ impl CircuitArgs {
         match self.circuit()? {
             Circuit::Synthetic { family, size } => Ok(Synthetic::new(family, size, self.seed + seed_offset)),
             #[cfg(feature = "porep")]
-            Circuit::Porep(_) => Err(format!("{}: this command takes a synthetic circuit", self.circuit).into()),
+            Circuit::Porep(_) | Circuit::Post(_) => {
+                Err(format!("{}: this command takes a synthetic circuit", self.circuit).into())
+            }
         }
     }
 }
@@ -90,8 +93,10 @@ enum Command {
     Extract(extract::Opts),
     /// Save, load (best of N, with and without checksums), validation and fingerprint times of a .pce file.
     PceFile(pce_bench::FileOpts),
-    /// Makes a real PoRep C1 output (JSON) to prove: the PoRep test fixture.
-    C1(c1::Opts),
+    /// Makes a real PoRep C1 output (JSON) to prove: `fixture --circuit porep-<sector>`.
+    C1(fixture::C1Opts),
+    /// Makes a real request input of a PoRep or PoSt circuit (a sector sealed here).
+    Fixture(fixture::Opts),
     /// Thousands of verified proofs through the C ABI with cancels, unloads and trims: RSS,
     /// VRAM, threads and file descriptors must stay flat.
     Soak(soak::Opts),
@@ -115,7 +120,8 @@ fn main() {
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),
         Command::PceFile(o) => pce_bench::run_file(o),
-        Command::C1(o) => c1::run(o),
+        Command::C1(o) => fixture::run_c1(o),
+        Command::Fixture(o) => fixture::run(o),
         Command::Soak(o) => soak::run(o),
     };
     if let Err(e) = res {

@@ -135,16 +135,13 @@ pub fn spmv_bytes(pce: &Pce) -> u64 {
 
 pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.circuit()?;
-    let (seed, input) = match circuit.kind() {
-        Kind::Synthetic => (o.c.seed, Vec::new()),
-        Kind::Porep => {
-            let (c1, c1_s) =
-                stage("making a real C1 (add_piece, PC1, PC2, C1)", || crate::prove::sealed_c1(&circuit, o.c.seed));
-            println!("C1 made in {c1_s:.2} s ({} partitions; partition 0 is measured)", circuit.partitions());
-            (0, c1?)
-        }
-    };
-    let statement = circuit.statement(seed, &input)?;
+    let (input, input_s) = stage("making a real request input (a sector sealed here)", || {
+        crate::prove::request_input(&circuit, None, o.c.seed)
+    });
+    let statement = crate::prove::statement_of(&circuit, o.c.seed, &input?, 0)?;
+    if circuit.kind() != Kind::Synthetic {
+        println!("input made in {input_s:.2} s ({} partitions; partition 0 is measured)", statement.partitions());
+    }
     run_with(&o, &circuit.circuit_id()?, || Ok(statement.instance(0)?), || Ok(circuit.blank()?))
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
-use cuzk::circuits::{Circuit, Kind, Statement};
+use cuzk::circuits::{Circuit, Statement};
 use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
     SYNTHESIS_NICE,
@@ -58,10 +58,10 @@ pub struct Opts {
     /// Plot RSS over time with stage markers (SVG).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// PoRep circuits: the C1 output JSON every proof proves (`cuzk-bench c1` writes one);
-    /// without it a sector is sealed here.
-    #[arg(long)]
-    pub c1: Option<PathBuf>,
+    /// PoRep and PoSt circuits: the request input every proof proves (`cuzk-bench fixture`
+    /// writes one); without it a sector is sealed here.
+    #[arg(long, alias = "c1")]
+    pub input: Option<PathBuf>,
 }
 
 /// RSS samples (with the bytes the engine has reserved for proofs in
@@ -173,28 +173,21 @@ fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Paramet
 struct Subject {
     circuit: Circuit,
     seed: u64,
-    c1: Vec<u8>,
+    input: Vec<u8>,
 }
 
 impl Subject {
     /// What proof `i` proves: a synthetic circuit's seed, or the C1 output.
     fn statement(&self, i: u64) -> Result<Statement> {
-        Ok(match self.circuit.kind() {
-            Kind::Synthetic => self.circuit.statement(self.seed.wrapping_add(i), &[])?,
-            Kind::Porep => self.circuit.statement(0, &self.c1)?,
-        })
+        crate::prove::statement_of(&self.circuit, self.seed, &self.input, i)
     }
 }
 
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?;
     let circuit = o.c.circuit()?;
-    let c1 = match (circuit.kind(), &o.c1) {
-        (Kind::Synthetic, _) => Vec::new(),
-        (Kind::Porep, Some(path)) => std::fs::read(path)?,
-        (Kind::Porep, None) => crate::prove::sealed_c1(&circuit, o.c.seed)?,
-    };
-    let subject = Subject { circuit, seed: o.c.seed, c1 };
+    let input = crate::prove::request_input(&circuit, o.input.as_deref(), o.c.seed)?;
+    let subject = Subject { circuit, seed: o.c.seed, input };
     let circuit = &subject.circuit;
     let tl = Timeline {
         start: Instant::now(),

@@ -3,7 +3,7 @@
 //! each partition with the same parameters and (r, s), checks the bytes are equal, and times
 //! the reference synthesis against the synthesis time bellperson logs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
@@ -42,10 +42,10 @@ pub struct Opts {
     /// each GPU), so the first proof does not pay for it.
     #[arg(long)]
     pub prepare: bool,
-    /// PoRep circuits (`--circuit porep-2KiB`): the C1 output JSON to prove
-    /// (`cuzk-bench c1` writes one); without it a sector is sealed here.
-    #[arg(long)]
-    pub c1: Option<PathBuf>,
+    /// PoRep and PoSt circuits: the request input to prove (a C1 output JSON, a PoSt input:
+    /// `cuzk-bench fixture` writes them); without it a sector is sealed here.
+    #[arg(long, alias = "c1")]
+    pub input: Option<PathBuf>,
 }
 
 fn stage_json(t: &Timings) -> serde_json::Value {
@@ -61,36 +61,50 @@ fn stage_json(t: &Timings) -> serde_json::Value {
     })
 }
 
-/// The request input of proof `i`: a synthetic circuit's seed, or PoRep's C1 output (from
-/// `--c1`, or sealed here once).
-fn statement(o: &Opts, circuit: &Circuit, c1: &mut Option<Vec<u8>>, i: u64) -> Result<Statement> {
-    if circuit.kind() == Kind::Synthetic {
-        return Ok(circuit.statement(o.c.seed + i, &[])?);
-    }
-    if c1.is_none() {
-        *c1 = Some(match &o.c1 {
-            Some(path) => std::fs::read(path)?,
-            None => sealed_c1(circuit, o.c.seed)?,
-        });
-    }
-    Ok(circuit.statement(0, c1.as_deref().unwrap_or_default())?)
+/// What proof `i` proves: a synthetic circuit's instance of seed `seed + i`, or a Filecoin
+/// circuit's request `input` (the same for every proof).
+pub fn statement_of(circuit: &Circuit, seed: u64, input: &[u8], i: u64) -> Result<Statement> {
+    Ok(match circuit.kind() {
+        Kind::Synthetic => circuit.statement(seed + i, &[])?,
+        _ => circuit.statement(0, input)?,
+    })
 }
 
-/// A real C1 output of `circuit`'s sector size, sealed here from random data (`seed`).
+/// The request input of a Filecoin circuit: the file at `path`, or one made here
+/// ([`made_input`]); none for a synthetic circuit.
+pub fn request_input(circuit: &Circuit, path: Option<&Path>, seed: u64) -> Result<Vec<u8>> {
+    match (circuit.kind(), path) {
+        (Kind::Synthetic, _) => Ok(Vec::new()),
+        (_, Some(p)) => Ok(std::fs::read(p)?),
+        (_, None) => made_input(circuit, seed),
+    }
+}
+
+/// A real request input for `circuit`, from a sector sealed here from random data (`seed`):
+/// PoRep's C1 output; a PoSt input over one partition's sectors (WindowPoSt: the sealed
+/// replica under as many sector ids as a partition holds; WinningPoSt: its one sector).
 #[cfg(feature = "porep")]
-pub fn sealed_c1(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
-    let Circuit::Porep(size) = circuit else {
-        return Err(format!("{} is not a PoRep circuit", circuit.label()).into());
+pub fn made_input(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
+    use cuzk::circuits::post::{PostFixture, PostKind};
+    let scratch = std::env::temp_dir().join(format!("cuzk-input-{}", std::process::id()));
+    let made = match circuit {
+        Circuit::Porep(size) => cuzk::circuits::porep::make_c1(*size, &scratch, seed),
+        Circuit::Post(t) => PostFixture::new(*t, &scratch, seed).and_then(|f| {
+            let sectors: Vec<u64> = match t.kind {
+                PostKind::Winning => vec![1],
+                PostKind::Window => (1..=t.sectors_per_partition() as u64).collect(),
+            };
+            f.input(*t, &sectors, None, seed).map(|i| i.encode())
+        }),
+        Circuit::Synthetic { .. } => Err(cuzk::Error::InvalidInput(format!("{} takes no input", circuit.label()))),
     };
-    let scratch = std::env::temp_dir().join(format!("cuzk-prove-{}", std::process::id()));
-    let c1 = cuzk::circuits::porep::make_c1(*size, &scratch, seed);
     let _ = std::fs::remove_dir_all(&scratch);
-    Ok(c1?)
+    Ok(made?)
 }
 
 #[cfg(not(feature = "porep"))]
-pub fn sealed_c1(_: &Circuit, _: u64) -> Result<Vec<u8>> {
-    Err("PoRep needs the `porep` feature".into())
+pub fn made_input(_: &Circuit, _: u64) -> Result<Vec<u8>> {
+    Err("Filecoin circuits need the `porep` feature".into())
 }
 
 /// An engine on the devices `backend` names (one worker each).
@@ -123,11 +137,11 @@ pub fn run(o: Opts) -> Result<()> {
     let fixed = |k: u64| (Scalar::from(11 + k), Scalar::from(13 + k));
     let randomness = o.compare_bellperson.then(|| (0..circuit.partitions() as u64).map(fixed).collect());
     let opts = ProveOptions { backend, verify: real_params, randomness };
-    let mut c1 = None;
+    let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
     let mut all = Vec::new();
     let mut last = None;
     for i in 0..o.n.max(1) as u64 {
-        let statement = statement(&o, &circuit, &mut c1, i)?;
+        let statement = statement_of(&circuit, o.c.seed, &input, i)?;
         let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || {
             engine.prove(Request {
                 pce: &pce,

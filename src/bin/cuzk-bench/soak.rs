@@ -269,7 +269,7 @@ impl Soak<'_> {
                 self.done.wait();
                 return Ok(());
             }
-            if i > 0 && i % self.o.checkpoint == 0 {
+            if i > 0 && i.is_multiple_of(self.o.checkpoint) {
                 let _quiet = self.gate.write().map_err(|_| "gate poisoned")?;
                 self.record(sample(self.engine, i)?)?;
             }
@@ -315,7 +315,7 @@ impl Soak<'_> {
     fn prove_one(&self, i: usize, rng: &mut ChaCha8Rng) -> Result<()> {
         let k = rng.gen_range(0..self.specs.len());
         let (pce, params) = self.handles.lock().map_err(|_| "poisoned")?[k];
-        let on_cpu = !self.gpu || (self.o.cpu_every > 0 && i % self.o.cpu_every == 0);
+        let on_cpu = !self.gpu || (self.o.cpu_every > 0 && i.is_multiple_of(self.o.cpu_every));
         let critical = rng.gen_bool(self.o.critical_share);
         let request = cuzk_prove_request {
             circuit: self.specs[k].circuit(),

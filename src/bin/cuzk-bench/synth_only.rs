@@ -5,13 +5,13 @@
 //! same run and checks the two bit for bit.
 
 use clap::Args;
-use cuzk::circuits::{Kind, WitnessSource};
+use cuzk::circuits::WitnessSource;
 use cuzk::pce::evaluate;
 use cuzk::witness::WitnessBuffer;
 use serde_json::json;
 
 use crate::pce_bench::spmv_bytes;
-use crate::prove::sealed_c1;
+use crate::prove::{request_input, statement_of};
 use crate::report::{stage, table, write_json};
 use crate::{anyhow_like::Result, CircuitArgs};
 
@@ -25,10 +25,10 @@ pub struct Opts {
     /// Also make the gadgets' witness, compare, and report the speedup.
     #[arg(long)]
     pub compare_gadgets: bool,
-    /// PoRep circuits: the C1 output JSON whose first partition is made (`cuzk-bench c1`
-    /// writes one); without it a sector is sealed here.
-    #[arg(long)]
-    pub c1: Option<std::path::PathBuf>,
+    /// PoRep and PoSt circuits: the request input whose first partition is made
+    /// (`cuzk-bench fixture` writes one); without it a sector is sealed here.
+    #[arg(long, alias = "c1")]
+    pub input: Option<std::path::PathBuf>,
 }
 
 fn min_median(v: &mut [f64]) -> (f64, f64) {
@@ -57,16 +57,8 @@ fn timed<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64, f64) {
 
 pub fn run(o: Opts) -> Result<()> {
     let circuit = o.c.circuit()?;
-    let statement = match circuit.kind() {
-        Kind::Synthetic => circuit.statement(o.c.seed, &[])?,
-        Kind::Porep => {
-            let c1 = match &o.c1 {
-                Some(path) => std::fs::read(path)?,
-                None => sealed_c1(&circuit, o.c.seed)?,
-            };
-            circuit.statement(0, &c1)?
-        }
-    };
+    let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
+    let statement = statement_of(&circuit, o.c.seed, &input, 0)?;
     let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
     let first = statement.instance(0)?;

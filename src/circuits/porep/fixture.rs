@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use filecoin_proofs_api::seal;
-use filecoin_proofs_api::{PaddedBytesAmount, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::seal::{self, SealPreCommitPhase2Output};
+use filecoin_proofs_api::{PaddedBytesAmount, PieceInfo, SectorId, UnpaddedBytesAmount};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -79,29 +79,73 @@ fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
 /// threads reading the environment: call this first in a process, or set the variable yourself.
 /// Parameter files are never read.
 pub fn make_c1(sector: PorepSize, scratch_dir: &Path, seed: u64) -> Result<Vec<u8>> {
-    if matches!(sector, PorepSize::GiB32 | PorepSize::GiB64) {
-        return Err(Error::InvalidInput(format!(
-            "make_c1: sealing a {sector} sector needs hundreds of GB of disk and hours; \
-             only 2KiB, 8MiB and 512MiB are supported"
-        )));
-    }
-    fs::create_dir_all(scratch_dir).map_err(io("creating", scratch_dir))?;
-    let parents = parent_cache_dir(scratch_dir);
-    let _guard = SEAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    fs::create_dir_all(&parents).map_err(io("creating", &parents))?;
-
-    let work = scratch_dir.join(format!("sector-{}-{seed}", sector.short_name()));
-    if work.exists() {
-        fs::remove_dir_all(&work).map_err(io("clearing", &work))?;
-    }
-    let cache = work.join("cache");
-    fs::create_dir_all(&cache).map_err(io("creating", &cache))?;
-    let result = seal_in(sector, &work, &cache, seed);
-    let _ = fs::remove_dir_all(&work);
-    result
+    let s = SealedSector::new(sector, scratch_dir, seed)?;
+    let c1 = seal::seal_commit_phase1(
+        &s.cache,
+        &s.sealed,
+        s.prover_id,
+        s.sector_id,
+        s.ticket,
+        s.chain_seed,
+        s.pc2.clone(),
+        std::slice::from_ref(&s.piece),
+    )
+    .map_err(fil("seal_commit_phase1"))?;
+    serde_json::to_vec(&c1).map_err(|e| Error::InvalidInput(format!("encoding C1: {e}")))
 }
 
-fn seal_in(sector: PorepSize, work: &Path, cache: &Path, seed: u64) -> Result<Vec<u8>> {
+/// A sector sealed (add_piece → PC1 → PC2) in a scratch directory, kept until dropped: what C1,
+/// PoSt vanilla proofs and SnapDeals start from.
+pub struct SealedSector {
+    pub size: PorepSize,
+    pub sector_id: SectorId,
+    pub prover_id: [u8; 32],
+    pub ticket: [u8; 32],
+    pub chain_seed: [u8; 32],
+    pub piece: PieceInfo,
+    pub pc2: SealPreCommitPhase2Output,
+    /// The sector's cache directory (trees, p_aux, t_aux) and its sealed replica.
+    pub cache: PathBuf,
+    pub sealed: PathBuf,
+    work: PathBuf,
+}
+
+impl Drop for SealedSector {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.work);
+    }
+}
+
+impl SealedSector {
+    /// Seals `seed`-derived random data into a `sector` of 2 KiB or 8 MiB (see [`make_c1`]) in
+    /// `scratch_dir/sector-<size>-<seed>`, removed when the value is dropped.
+    pub fn new(sector: PorepSize, scratch_dir: &Path, seed: u64) -> Result<SealedSector> {
+        if matches!(sector, PorepSize::GiB32 | PorepSize::GiB64) {
+            return Err(Error::InvalidInput(format!(
+                "make_c1: sealing a {sector} sector needs hundreds of GB of disk and hours; \
+             only 2KiB, 8MiB and 512MiB are supported"
+            )));
+        }
+        fs::create_dir_all(scratch_dir).map_err(io("creating", scratch_dir))?;
+        let parents = parent_cache_dir(scratch_dir);
+        let _guard = SEAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        fs::create_dir_all(&parents).map_err(io("creating", &parents))?;
+
+        let work = scratch_dir.join(format!("sector-{}-{seed}", sector.short_name()));
+        if work.exists() {
+            fs::remove_dir_all(&work).map_err(io("clearing", &work))?;
+        }
+        let cache = work.join("cache");
+        fs::create_dir_all(&cache).map_err(io("creating", &cache))?;
+        let result = seal_in(sector, &work, &cache, seed);
+        if result.is_err() {
+            let _ = fs::remove_dir_all(&work);
+        }
+        result
+    }
+}
+
+fn seal_in(sector: PorepSize, work: &Path, cache: &Path, seed: u64) -> Result<SealedSector> {
     let rp = sector.registered_proof();
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6375_7a6b_5f63_3121);
     let unpadded: UnpaddedBytesAmount = PaddedBytesAmount(sector.sector_bytes()).into();
@@ -153,18 +197,18 @@ fn seal_in(sector: PorepSize, work: &Path, cache: &Path, seed: u64) -> Result<Ve
     )
     .map_err(fil("seal_pre_commit_phase1"))?;
     let pc2 = seal::seal_pre_commit_phase2(pc1, cache, &sealed).map_err(fil("seal_pre_commit_phase2"))?;
-    let c1 = seal::seal_commit_phase1(
-        cache,
-        sealed.as_path(),
-        prover_id,
+    Ok(SealedSector {
+        size: sector,
         sector_id,
+        prover_id,
         ticket,
         chain_seed,
+        piece,
         pc2,
-        std::slice::from_ref(&piece),
-    )
-    .map_err(fil("seal_commit_phase1"))?;
-    serde_json::to_vec(&c1).map_err(|e| Error::InvalidInput(format!("encoding C1: {e}")))
+        cache: cache.to_path_buf(),
+        sealed,
+        work: work.to_path_buf(),
+    })
 }
 
 #[cfg(test)]

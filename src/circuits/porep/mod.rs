@@ -27,8 +27,6 @@
 //! across threads to synthesise partitions concurrently. Only [`make_c1`] touches process state
 //! (the `FIL_PROOFS_PARENT_CACHE` environment variable, see its docs).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use filecoin_proofs::constants::{
     DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, DefaultTreeHasher, SectorShapeBase, SectorShapeSub8,
     SectorShapeTop2,
@@ -37,18 +35,8 @@ use filecoin_proofs::parameters::public_params;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, StackedCompound};
 
+use crate::circuits::guarded;
 use crate::{Error, Result};
-
-/// Calls `$f::<Tree>($args)` with the tree shape of `$size`.
-macro_rules! with_shape {
-    ($size:expr, $f:ident $(, $arg:expr)* $(,)?) => {
-        match $size {
-            PorepSize::KiB2 | PorepSize::MiB8 | PorepSize::MiB512 => $f::<SectorShapeBase>($($arg),*),
-            PorepSize::GiB32 => $f::<SectorShapeSub8>($($arg),*),
-            PorepSize::GiB64 => $f::<SectorShapeTop2>($($arg),*),
-        }
-    };
-}
 
 mod c1;
 mod circuit;
@@ -64,7 +52,7 @@ use c1::{ShapedProofs, VanillaProofs};
 pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, PorepCircuit};
 use circuit::{AnyShape, ShapedCircuit};
 #[cfg(feature = "oracles")]
-pub use fixture::{make_c1, prover_id_from_miner};
+pub use fixture::{make_c1, prover_id_from_miner, SealedSector};
 pub use params::{params_file_name, read_verifying_key};
 pub use sizes::PorepSize;
 
@@ -101,15 +89,6 @@ impl Shape for SectorShapeTop2 {
     }
     fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
         VanillaProofs::Top2(t)
-    }
-}
-
-/// Runs `f`, turning an error or a panic inside filecoin-proofs into a cuzk error.
-fn guarded<T>(what: &str, make: fn(String) -> Error, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(make(format!("{what}: {e:#}"))),
-        Err(p) => Err(make(format!("{what}: panicked: {}", crate::error::panic_text(&*p)))),
     }
 }
 
