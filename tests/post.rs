@@ -17,7 +17,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuzk::circuits::porep::PorepSize;
 use cuzk::circuits::post::{self, PostFixture, PostInput, PostKind, PostType};
-use cuzk::circuits::{Circuit, Statement};
+use cuzk::circuits::{Circuit, ProofClass, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::params::generate_params;
 use cuzk::groth16::Backend;
@@ -98,6 +98,7 @@ fn winning_post_matches_bellperson_and_filecoin_verifies_it() {
     let proof = prove(WINNING, &pce, &params, &bytes, 0).unwrap();
     assert_eq!(proof.len(), 192);
     let statement = Circuit::Post(WINNING).statement(0, &bytes).unwrap();
+    assert_eq!(statement.class(), ProofClass::Critical, "a WinningPoSt is always in the latency class");
     assert_eq!(proof, bellperson_bytes(&statement, &params, 0), "byte-identical to bellperson");
     let ok = api::verify_winning_post(&input.randomness, &proof, &f.replicas(WINNING, &[42]), input.prover_id);
     assert!(ok.expect("filecoin-proofs verifies"), "filecoin-proofs' verify_winning_post accepts it");
@@ -116,7 +117,7 @@ fn window_post_partitions_match_bellperson_and_filecoin_verifies_them() {
     assert_eq!(Circuit::Post(WINDOW).proof_len_for(&bytes).unwrap(), 384);
     let whole = prove(WINDOW, &pce, &params, &bytes, 0).unwrap();
     let statement = Circuit::Post(WINDOW).statement(0, &bytes).unwrap();
-    assert_eq!(statement.partitions(), 2);
+    assert_eq!((statement.partitions(), statement.class()), (2, ProofClass::Deadline));
     assert_eq!(whole, bellperson_bytes(&statement, &params, 0), "byte-identical to bellperson");
     let replicas = f.replicas(WINDOW, &sectors);
     let ok = api::verify_window_post(&input.randomness, &[(input.proof, &whole)], &replicas, input.prover_id);

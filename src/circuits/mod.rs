@@ -281,6 +281,17 @@ impl Circuit {
     }
 }
 
+/// Where a proof type puts its requests in the engine's queues (`engine::Priority::in_class`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProofClass {
+    /// PoRep, SnapDeals, the benchmark circuits: ordered by their priority alone.
+    Throughput,
+    /// WindowPoSt: ahead of every throughput request (its deadline is a chain epoch).
+    Deadline,
+    /// WinningPoSt: the latency class (a block waits for it).
+    Critical,
+}
+
 /// What one request proves: the instance of every partition, and its public inputs.
 pub enum Statement {
     Synthetic(Synthetic),
@@ -304,6 +315,18 @@ impl std::fmt::Debug for Statement {
 }
 
 impl Statement {
+    /// The class its proof type puts a request in.
+    pub fn class(&self) -> ProofClass {
+        match self {
+            #[cfg(feature = "porep")]
+            Statement::Post(r) => match r.post_type().kind {
+                post::PostKind::Winning => ProofClass::Critical,
+                post::PostKind::Window => ProofClass::Deadline,
+            },
+            _ => ProofClass::Throughput,
+        }
+    }
+
     pub fn partitions(&self) -> usize {
         match self {
             Statement::Synthetic(_) => 1,

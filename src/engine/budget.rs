@@ -8,23 +8,36 @@ use std::time::{Duration, Instant};
 use blstrs::Scalar;
 
 use super::CancelToken;
+use crate::circuits::ProofClass;
 use crate::mem::Tracked;
 use crate::{Error, Result};
 
 /// How urgently a proof is needed. Throughput requests queue by level (a higher one overtakes
-/// queued lower ones, then arrival order). `Critical` is the latency class (a WinningPoSt): it
-/// overtakes every throughput request, and never waits for throughput work — a slice of the
-/// budget is kept for it, its a, b, c need no holder slot, and the engine gives it its own CPU
-/// threads and an express worker on every device.
+/// queued lower ones, then arrival order). `Deadline` requests (a WindowPoSt) queue the same way
+/// but ahead of every throughput request. `Critical` is the latency class (a WinningPoSt): it
+/// overtakes everything, and never waits for other work — a slice of the budget is kept for
+/// it, its a, b, c need no holder slot, and the engine gives it its own CPU threads and an
+/// express worker on every device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Priority {
     Throughput(u8),
+    Deadline(u8),
     Critical,
 }
 
 impl Priority {
     pub fn is_critical(self) -> bool {
         self == Priority::Critical
+    }
+
+    /// This priority raised to the class of a proof (never lowered): a WinningPoSt is
+    /// critical, a WindowPoSt at least a deadline request of the same level.
+    pub fn in_class(self, class: ProofClass) -> Priority {
+        match (self, class) {
+            (Priority::Critical, _) | (_, ProofClass::Critical) => Priority::Critical,
+            (Priority::Throughput(level), ProofClass::Deadline) => Priority::Deadline(level),
+            (p, _) => p,
+        }
     }
 }
 

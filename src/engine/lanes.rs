@@ -6,7 +6,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::CancelToken;
+use super::{CancelToken, Priority};
 use crate::groth16::Backend;
 use crate::{gpu, Error, Result};
 
@@ -103,8 +103,32 @@ pub(super) struct Lanes {
     workers: usize,
     /// [`COOL_DOWN`] (shorter in tests).
     pub(super) cool_down: Duration,
-    state: Mutex<Vec<Lane>>,
+    state: Mutex<State>,
     freed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    lanes: Vec<Lane>,
+    /// Requests waiting for a worker, in no order: a freed worker goes to the first in line
+    /// (priority, then arrival) that may use it.
+    waiting: Vec<Waiter>,
+    tickets: u64,
+}
+
+struct Waiter {
+    priority: Priority,
+    ticket: u64,
+    allowed: Vec<usize>,
+    /// An `Auto` request: it uses only healthy lanes.
+    auto: bool,
+}
+
+impl Waiter {
+    /// Ahead of `other` in line.
+    fn before(&self, other: &Waiter) -> bool {
+        (self.priority, std::cmp::Reverse(self.ticket)) > (other.priority, std::cmp::Reverse(other.ticket))
+    }
 }
 
 /// A backend-stage worker of lane `index`, given back on drop.
@@ -123,7 +147,10 @@ impl Lanes {
             }
         }
         Ok(Lanes {
-            state: Mutex::new(backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect()),
+            state: Mutex::new(State {
+                lanes: backends.iter().map(|_| Lane { free: workers, ..Lane::default() }).collect(),
+                ..State::default()
+            }),
             backends,
             workers,
             cool_down: COOL_DOWN,
@@ -131,19 +158,20 @@ impl Lanes {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lane>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Waits for a worker of the wanted device, or with `Auto` of whichever
-    /// healthy device (other than `avoid`) has one free first. A `critical`
+    /// healthy device (other than `avoid`) has one free first. Workers go to
+    /// waiting requests in line: by `priority`, then arrival. A critical
     /// request takes a free throughput worker if there is one, else the
     /// device's express worker.
     pub(super) fn acquire(
         &self,
         want: Backend,
         avoid: Option<Backend>,
-        critical: bool,
+        priority: Priority,
         cancel: &CancelToken,
     ) -> Result<Worker<'_>> {
         let allowed: Vec<usize> = match want {
@@ -151,28 +179,44 @@ impl Lanes {
             b => vec![self.index_of(b)?],
         };
         let mut st = self.lock();
-        loop {
-            cancel.check()?;
-            let usable: Vec<usize> =
-                allowed.iter().copied().filter(|&i| want != Backend::Auto || st[i].healthy(self.cool_down)).collect();
-            if usable.is_empty() {
-                return Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
+        st.tickets += 1;
+        let me = Waiter { priority, ticket: st.tickets, allowed, auto: want == Backend::Auto };
+        let outcome = loop {
+            if let Err(e) = cancel.check() {
+                break Err(e);
             }
-            // Most free workers first; ties go to the first listed.
-            let free =
-                usable.iter().copied().filter(|&i| st[i].free > 0).min_by_key(|&i| std::cmp::Reverse(st[i].free));
-            let express = || usable.iter().copied().find(|&i| !st[i].express_taken);
+            let usable_by = |w: &Waiter, i: usize| w.allowed.contains(&i) && (!w.auto || st.lanes[i].healthy(self.cool_down));
+            let usable: Vec<usize> = me.allowed.iter().copied().filter(|&i| usable_by(&me, i)).collect();
+            if usable.is_empty() {
+                break Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));
+            }
+            // A free worker no one ahead in line may take; most free first, ties to the first listed.
+            let mine = |i: usize| !st.waiting.iter().any(|w| w.before(&me) && usable_by(w, i));
+            let free = usable
+                .iter()
+                .copied()
+                .filter(|&i| st.lanes[i].free > 0 && mine(i))
+                .min_by_key(|&i| std::cmp::Reverse(st.lanes[i].free));
+            let express = || usable.iter().copied().find(|&i| !st.lanes[i].express_taken);
             let taken = match free {
                 Some(i) => Some((i, false)),
-                None if critical => express().map(|i| (i, true)),
+                None if priority.is_critical() => express().map(|i| (i, true)),
                 None => None,
             };
             if let Some((index, express)) = taken {
-                st[index].take(self.workers, express);
-                return Ok(Worker { lanes: self, index, express });
+                st.lanes[index].take(self.workers, express);
+                break Ok(Worker { lanes: self, index, express });
+            }
+            if !st.waiting.iter().any(|w| w.ticket == me.ticket) {
+                st.waiting.push(Waiter { allowed: me.allowed.clone(), ..me });
             }
             st = self.freed.wait_timeout(st, std::time::Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
-        }
+        };
+        st.waiting.retain(|w| w.ticket != me.ticket);
+        drop(st);
+        // Whoever was behind this request in line may go now.
+        self.freed.notify_all();
+        outcome
     }
 
     /// Backend workers over every device (the express ones not counted).
@@ -188,7 +232,7 @@ impl Lanes {
 
     /// Counts a backend outcome; only device errors count against its health.
     pub(super) fn record<T>(&self, index: usize, outcome: &Result<T>) {
-        let lane = &mut self.lock()[index];
+        let lane = &mut self.lock().lanes[index];
         match outcome {
             Ok(_) => {
                 lane.proofs += 1;
@@ -208,7 +252,7 @@ impl Lanes {
         let st = self.lock();
         self.backends
             .iter()
-            .zip(st.iter())
+            .zip(st.lanes.iter())
             .map(|(&backend, lane)| {
                 let (vram_free, vram_total) = match backend {
                     Backend::Cuda(id) => gpu::device_memory(id).unwrap_or((0, 0)),
@@ -242,7 +286,7 @@ impl Worker<'_> {
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        self.lanes.lock()[self.index].give_back(self.lanes.workers, self.express);
+        self.lanes.lock().lanes[self.index].give_back(self.lanes.workers, self.express);
         self.lanes.freed.notify_all();
     }
 }

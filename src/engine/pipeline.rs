@@ -266,7 +266,7 @@ impl Engine {
                 None
             };
             let wait = Instant::now();
-            let worker = self.lanes.acquire(backend, failed, critical, &cancel)?;
+            let worker = self.lanes.acquire(backend, failed, priority, &cancel)?;
             t.queued += seconds_since(wait);
             notify(Stage::Backend);
             let device = worker.backend();

@@ -13,7 +13,7 @@ use blstrs::{Bls12, Scalar};
 use super::pipeline::{seconds_since, Partition, Stage};
 use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::circuits::WitnessSource;
-use crate::circuits::{Instance, Statement};
+use crate::circuits::{Instance, ProofClass, Statement};
 use crate::groth16::{self, PROOF_BYTES};
 use crate::pce::Pce;
 use crate::{Error, Result};
@@ -26,7 +26,9 @@ pub struct Request<'a, S = Statement> {
     pub params: &'a Parameters<Bls12>,
     pub statement: &'a S,
     pub opts: ProveOptions,
-    /// 0..=255: a request waiting for the budget is overtaken by any later one of higher priority.
+    /// 0..=255: a request waiting for the budget or a device is overtaken by any later one of
+    /// higher priority. Raised to the statement's class ([`Priority::in_class`]): a WinningPoSt
+    /// is critical, a WindowPoSt ahead of every throughput request.
     pub priority: Priority,
     pub cancel: CancelToken,
     /// Called after each stage of each partition (benchmarks sample memory there).
@@ -37,6 +39,10 @@ pub struct Request<'a, S = Statement> {
 /// the engine's tests give it partitions that fail).
 pub(crate) trait Partitions: Sync {
     type Instance: WitnessSource;
+    /// The class its proof type puts a request in.
+    fn class(&self) -> ProofClass {
+        ProofClass::Throughput
+    }
     fn count(&self) -> usize;
     fn instance(&self, k: usize) -> Result<Self::Instance>;
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>>;
@@ -44,6 +50,9 @@ pub(crate) trait Partitions: Sync {
 
 impl Partitions for Statement {
     type Instance = Instance;
+    fn class(&self) -> ProofClass {
+        Statement::class(self)
+    }
     fn count(&self) -> usize {
         self.partitions()
     }
@@ -69,6 +78,7 @@ impl Engine {
     pub(crate) fn prove_partitions<P: Partitions>(&self, req: Request<'_, P>) -> Result<(Vec<Proof<Bls12>>, Timings)> {
         let start = Instant::now();
         let Request { pce, params, statement, opts, priority, cancel, observer } = req;
+        let priority = priority.in_class(statement.class());
         let n = statement.count();
         if let Some(rs) = &opts.randomness {
             if rs.len() != n {

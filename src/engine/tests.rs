@@ -28,6 +28,8 @@ struct FakeGpus {
     budget: Mutex<Option<Arc<MemoryBudget>>>,
     used_around_abc: Mutex<Vec<(u64, u64)>>,
     calls: Mutex<Vec<Backend>>,
+    /// Each call's first public input (names the request: the synthetic seed fixes it).
+    first_inputs: Mutex<Vec<Scalar>>,
     buffers: Mutex<Vec<Vec<usize>>>,
     hold: AtomicBool,
     /// With `hold`: how many calls, the first ones, it holds (0: every one).
@@ -43,6 +45,7 @@ fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
         let call = {
             let mut calls = gpus.calls.lock().unwrap();
             calls.push(backend);
+            gpus.first_inputs.lock().unwrap().push(w.inputs[1]);
             calls.len()
         };
         let holding = gpus.holding.load(Ordering::SeqCst);
@@ -176,6 +179,52 @@ fn requests_are_routed_by_device_id_and_spread_when_auto() {
 
 /// Throughput work holds every worker of every device, and more waits for them: a critical
 /// request still goes through at once, on a device's express worker, and the rest still finish.
+/// Requests waiting for a device take its workers in line: a later deadline request (a
+/// WindowPoSt) before earlier throughput ones.
+#[test]
+fn device_workers_go_to_the_first_in_line() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    gpus.holding.store(1, Ordering::SeqCst);
+    gpus.hold.store(true, Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let throughput = spawn_proofs(s, &e, &pce, &params, 10..13);
+        let t0 = std::time::Instant::now();
+        while gpus.calls.lock().unwrap().is_empty() {
+            assert!(t0.elapsed().as_secs() < 60, "the first proof never reached the device");
+            std::thread::yield_now();
+        }
+        let deadline = s.spawn(|| {
+            let mut r = request(&pce, &params, 50, Backend::Auto);
+            r.priority = Priority::Deadline(0);
+            e.prove_partition(r)
+        });
+        // Every request has its witness and waits for the one worker.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        gpus.hold.store(false, Ordering::SeqCst);
+        deadline.join().unwrap().expect("verified");
+        for h in throughput {
+            h.join().unwrap().expect("verified");
+        }
+    });
+    let firsts = gpus.first_inputs.lock().unwrap().clone();
+    let of = |seed| Synthetic::new(Family::MimcChain, 1000, seed).public_inputs()[0];
+    assert_eq!(firsts.len(), 4);
+    assert_eq!(firsts[1], of(50), "the deadline request went right after the running proof");
+}
+
+#[test]
+fn priorities_rise_to_their_class_and_never_fall() {
+    use crate::circuits::ProofClass::*;
+    assert_eq!(Priority::Throughput(7).in_class(Throughput), Priority::Throughput(7));
+    assert_eq!(Priority::Throughput(7).in_class(Deadline), Priority::Deadline(7));
+    assert_eq!(Priority::Throughput(7).in_class(Critical), Priority::Critical);
+    assert_eq!(Priority::Critical.in_class(Throughput), Priority::Critical);
+    assert!(Priority::Deadline(0) > Priority::Throughput(255) && Priority::Critical > Priority::Deadline(255));
+}
+
 #[test]
 fn a_critical_request_does_not_wait_for_busy_workers() {
     let (pce, params) = setup();
