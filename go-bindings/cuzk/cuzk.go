@@ -53,6 +53,20 @@ func Porep(sectorSize string) Circuit {
 	return Circuit{kind: ccuzk.CircuitPorep, name: sectorSize}
 }
 
+// WinningPost names a Filecoin WinningPoSt circuit by sector size. A
+// request's Input is a WinningPoStRequest's; its proof is 192 bytes, and it
+// is always in the latency class.
+func WinningPost(sectorSize string) Circuit {
+	return Circuit{kind: ccuzk.CircuitWinningPost, name: sectorSize}
+}
+
+// WindowPost names a Filecoin WindowPoSt circuit by sector size. A request's
+// Input is a WindowPoStRequest's; its proof is 192 bytes per partition, and
+// it goes ahead of every PoRep and synthetic request wherever requests wait.
+func WindowPost(sectorSize string) Circuit {
+	return Circuit{kind: ccuzk.CircuitWindowPost, name: sectorSize}
+}
+
 func (c Circuit) c() ccuzk.Circuit { return ccuzk.Circuit{Kind: c.kind, Name: c.name, Size: c.size} }
 
 // ProofLen is the length of a proof of c: ProofBytes per partition.
@@ -440,7 +454,8 @@ type Request struct {
 	Circuit *Circuit
 	// Seed of a synthetic circuit's witness (0 for PoRep).
 	Seed uint64
-	// Input bytes: PoRep's C1 output JSON; copied for the call.
+	// Input bytes: PoRep's C1 output JSON, or a PoSt request's Input();
+	// copied for the call.
 	Input []byte
 	// Backend defaults to Auto.
 	Backend Backend
@@ -511,7 +526,7 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 			return nil, Timings{}, ctx.Err()
 		}
 	}
-	n, err := ProofLen(req.circuit())
+	n, err := proofCap(req.circuit(), req.Input)
 	if err != nil {
 		return nil, Timings{}, err
 	}

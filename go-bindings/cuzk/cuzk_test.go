@@ -1,9 +1,12 @@
 package cuzk
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -619,5 +622,88 @@ func TestManyCallersStayUnderTheThreadLimit(t *testing.T) {
 		if err := <-errs; err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatal(err)
 		}
+	}
+}
+
+// decodePoSt splits a PoSt input (README "PoSt") into its fields: the test's
+// check that the typed requests encode exactly what the library reads.
+func decodePoSt(t *testing.T, b []byte) (proofType string, randomness, proverID [32]byte, partition *uint64, vanilla [][]byte) {
+	t.Helper()
+	le := binary.LittleEndian
+	if string(b[:8]) != "CUZKPOST" || le.Uint32(b[8:]) != 1 {
+		t.Fatalf("not a version 1 PoSt input")
+	}
+	n := int(le.Uint32(b[12:]))
+	proofType, b = string(b[16:16+n]), b[16+n:]
+	copy(randomness[:], b)
+	copy(proverID[:], b[32:])
+	if k := le.Uint64(b[64:]); k != math.MaxUint64 {
+		partition = &k
+	}
+	count, b := le.Uint64(b[72:]), b[80:]
+	for i := uint64(0); i < count; i++ {
+		l := le.Uint64(b)
+		vanilla, b = append(vanilla, b[8:8+l]), b[8+l:]
+	}
+	return
+}
+
+// TestPoSt2KiB proves a WinningPoSt and a WindowPoSt of a 2 KiB sector from
+// typed requests, with real parameters: the fixtures come from
+// scripts/test.sh (cuzk-bench fixture and cuzk-bench params) in
+// CUZK_TEST_POST_DIR: {winning,window}-post-2k.input and .params.
+func TestPoSt2KiB(t *testing.T) {
+	dir := os.Getenv("CUZK_TEST_POST_DIR")
+	if dir == "" {
+		t.Skip("CUZK_TEST_POST_DIR not set (scripts/test.sh sets it)")
+	}
+	for _, kind := range []string{"winning", "window"} {
+		t.Run(kind, func(t *testing.T) {
+			fixture, err := os.ReadFile(filepath.Join(dir, kind+"-post-2k.input"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proofType, randomness, proverID, partition, vanilla := decodePoSt(t, fixture)
+			var input []byte
+			circuit := WindowPost("2KiB")
+			if kind == "winning" {
+				circuit = WinningPost("2KiB")
+				input = WinningPoStRequest{ProofType: proofType, Randomness: randomness, ProverID: proverID, VanillaProof: vanilla[0]}.Input()
+			} else {
+				input = WindowPoStRequest{ProofType: proofType, Randomness: randomness, ProverID: proverID, VanillaProofs: vanilla, Partition: partition}.Input()
+			}
+			if !bytes.Equal(input, fixture) {
+				t.Fatalf("the typed request encodes %d bytes, not the fixture's %d", len(input), len(fixture))
+			}
+			pce, err := LoadPCE(circuit, filepath.Join(t.TempDir(), kind+".pce"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pce.Close()
+			params, err := LoadParams(filepath.Join(dir, kind+"-post-2k.params"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer params.Close()
+			req := Request{PCE: pce, Params: params, Input: input, Backend: CPU}
+			proof, tm, err := Prove(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(proof) != ProofBytes || tm.Total <= 0 {
+				t.Fatalf("proof of %d bytes, timings %+v", len(proof), tm)
+			}
+			if err := Verify(req, proof); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s PoSt 2 KiB: witness %.3f s, total %.3f s", kind, tm.Witness, tm.Total)
+			for name, bad := range map[string][]byte{"truncated": input[:len(input)-1], "empty": nil, "C1": []byte("{}")} {
+				r := req
+				r.Input = bad
+				if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
+					t.Errorf("%s input: %v", name, err)
+				}
+			}
+		})
 	}
 }

@@ -129,6 +129,8 @@ const (
 	ProofBytes                  = int(C.CUZK_PROOF_BYTES)
 	CircuitSynthetic            = uint32(C.CUZK_CIRCUIT_SYNTHETIC)
 	CircuitPorep                = uint32(C.CUZK_CIRCUIT_POREP)
+	CircuitWinningPost          = uint32(C.CUZK_CIRCUIT_WINNING_POST)
+	CircuitWindowPost           = uint32(C.CUZK_CIRCUIT_WINDOW_POST)
 	BackendAuto                 = uint32(C.CUZK_BACKEND_AUTO)
 	BackendCPU                  = uint32(C.CUZK_BACKEND_CPU)
 	BackendCUDA                 = uint32(C.CUZK_BACKEND_CUDA)
