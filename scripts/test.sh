@@ -30,10 +30,7 @@ step "C: build libcuzk.a and the link line"
 scripts/build-lib.sh $flags
 scripts/check-link-line.sh
 
-step "C: c-tests under AddressSanitizer + LeakSanitizer + UBSan"
-make -C c-tests test
-
-# Fixtures for the Go tests: a real 2 KiB C1 output and dummy parameters of
+# Fixtures for the C and Go tests: a real 2 KiB C1 output and dummy parameters of
 # the PoRep partition circuit's shape (real ones take ~20 min of these cores;
 # with dummy ones the proofs are checked not to verify); 2 KiB WinningPoSt
 # and WindowPoSt inputs with real parameters (under a minute). Skipped by
@@ -58,6 +55,9 @@ case " $flags " in
   export CUZK_TEST_POST_DIR="$PWD/$fx"
   ;;
 esac
+
+step "C: c-tests under AddressSanitizer + LeakSanitizer + UBSan"
+make -C c-tests test
 
 # cgocheck2 (full checks of pointers passed to C) is a GOEXPERIMENT since Go 1.21.
 goexp=cgocheck2
