@@ -202,3 +202,19 @@ fn soak_json() {
     assert_eq!(v["samples"].as_array().map(Vec::len), Some(3), "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A WindowPoSt of a sector sealed on the spot, with real parameters made here: cuzk's
+/// verification and filecoin-proofs' own both accept it.
+#[test]
+fn prove_post_json() {
+    let params = tmp("window.params");
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk-bench"))
+        .args(["params", "--circuit", "window-post-2KiB", "--out"])
+        .arg(&params)
+        .output()
+        .expect("cuzk-bench runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = bench(&["prove", "--circuit", "window-post-2KiB", "--params", params.to_str().unwrap()]);
+    assert_eq!((v["verified"].as_bool(), v["filecoin_verified"].as_bool()), (Some(true), Some(true)), "{v}");
+    std::fs::remove_file(&params).unwrap();
+}

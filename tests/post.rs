@@ -102,6 +102,7 @@ fn winning_post_matches_bellperson_and_filecoin_verifies_it() {
     assert_eq!(proof, bellperson_bytes(&statement, &params, 0), "byte-identical to bellperson");
     let ok = api::verify_winning_post(&input.randomness, &proof, &f.replicas(WINNING, &[42]), input.prover_id);
     assert!(ok.expect("filecoin-proofs verifies"), "filecoin-proofs' verify_winning_post accepts it");
+    assert_eq!(post::filecoin_verify(&bytes, &proof).unwrap(), Some(true), "the bench's check agrees");
     let other = f.input(WINNING, &[42], None, 4).unwrap();
     let wrong = api::verify_winning_post(&other.randomness, &proof, &f.replicas(WINNING, &[42]), input.prover_id);
     assert!(!wrong.unwrap(), "other randomness does not verify");
@@ -122,6 +123,8 @@ fn window_post_partitions_match_bellperson_and_filecoin_verifies_them() {
     let replicas = f.replicas(WINDOW, &sectors);
     let ok = api::verify_window_post(&input.randomness, &[(input.proof, &whole)], &replicas, input.prover_id);
     assert!(ok.expect("filecoin-proofs verifies"), "filecoin-proofs' verify_window_post accepts it");
+    assert_eq!(post::filecoin_verify(&bytes, &whole).unwrap(), Some(true), "the bench's check agrees");
+    assert!(!matches!(post::filecoin_verify(&bytes, &whole[..192]), Ok(Some(true))), "one partition is not the whole");
 
     // Partition 1 alone (sectors sorted by id: [5, 7], then [9]), as a node proves it.
     let single = PostInput { partition: Some(1), vanilla: input.vanilla[2..].to_vec(), ..input.clone() };

@@ -185,7 +185,8 @@ impl Lanes {
             if let Err(e) = cancel.check() {
                 break Err(e);
             }
-            let usable_by = |w: &Waiter, i: usize| w.allowed.contains(&i) && (!w.auto || st.lanes[i].healthy(self.cool_down));
+            let usable_by =
+                |w: &Waiter, i: usize| w.allowed.contains(&i) && (!w.auto || st.lanes[i].healthy(self.cool_down));
             let usable: Vec<usize> = me.allowed.iter().copied().filter(|&i| usable_by(&me, i)).collect();
             if usable.is_empty() {
                 break Err(Error::Gpu(format!("no healthy device left among {:?}", self.backends)));

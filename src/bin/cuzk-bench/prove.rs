@@ -120,9 +120,13 @@ pub fn engine_for(backend: Backend) -> Result<Engine> {
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?.resolve()?;
     let circuit = o.c.circuit()?;
+    let vk_dir = filecoin_vk_dir(&circuit);
     let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
+    if let (Some(dir), true) = (&vk_dir, real_params) {
+        write_vk(&circuit, dir, &params)?;
+    }
     let engine = engine_for(backend)?;
     let prepare_s = match o.prepare {
         true => {
@@ -140,6 +144,7 @@ pub fn run(o: Opts) -> Result<()> {
     let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
     let mut all = Vec::new();
     let mut last = None;
+    let mut last_bytes = Vec::new();
     for i in 0..o.n.max(1) as u64 {
         let statement = statement_of(&circuit, o.c.seed, &input, i)?;
         let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || {
@@ -154,6 +159,7 @@ pub fn run(o: Opts) -> Result<()> {
             })
         });
         let (proofs, t) = res?;
+        last_bytes = proof_bytes(&proofs);
         last = Some((statement, proofs));
         all.push(t);
     }
@@ -208,9 +214,57 @@ pub fn run(o: Opts) -> Result<()> {
     rows.push(("each proof", all.iter().map(|t| format!("{:.3}", t.total)).collect::<Vec<_>>().join(" / ") + " s"));
     table("prove", &rows);
     let each: Vec<f64> = all.iter().map(|t| t.total).collect();
+    let filecoin_verified = match (&vk_dir, real_params) {
+        (Some(_), true) => filecoin_verify(&circuit, &input, &last_bytes)?,
+        _ => None,
+    };
+    if let Some(v) = filecoin_verified {
+        println!("filecoin-proofs' own verifier: {}", if v { "verified" } else { "REJECTED" });
+    }
     let mut out = report(&o, backend, pce.num_constraints(), &t, &each, real_params, compare);
     out["prepare_s"] = json!(prepare_s);
+    out["filecoin_verified"] = json!(filecoin_verified);
     write_json(o.c.json.as_deref(), &out)
+}
+
+/// For a PoSt circuit, the directory filecoin-proofs will read verifying keys from, set before
+/// its first call (it reads its settings once): the parameters' key is written there, so its
+/// own verifier can check our proofs.
+fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
+    if !matches!(circuit.kind(), Kind::WinningPost | Kind::WindowPost) {
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("cuzk-vk-{}", std::process::id()));
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
+    Some(dir)
+}
+
+#[cfg(feature = "porep")]
+fn write_vk(circuit: &Circuit, dir: &Path, params: &Parameters<Bls12>) -> Result<()> {
+    let Circuit::Post(t) = circuit else { return Ok(()) };
+    std::fs::create_dir_all(dir)?;
+    let id = cuzk::circuits::post::param_cache_identifier(*t)?;
+    params.vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk")))?)?;
+    Ok(())
+}
+
+/// filecoin-proofs-api's verdict on a PoSt proof (`None` where it cannot give one).
+#[cfg(feature = "porep")]
+fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8]) -> Result<Option<bool>> {
+    match circuit {
+        Circuit::Post(_) => Ok(cuzk::circuits::post::filecoin_verify(input, proof)?),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(not(feature = "porep"))]
+fn write_vk(_: &Circuit, _: &Path, _: &Parameters<Bls12>) -> Result<()> {
+    Ok(())
+}
+
+#[cfg(not(feature = "porep"))]
+fn filecoin_verify(_: &Circuit, _: &[u8], _: &[u8]) -> Result<Option<bool>> {
+    Ok(None)
 }
 
 /// `--params`, or dummy parameters of the PCE's shape; whether proofs can verify.

@@ -65,3 +65,28 @@ impl PostFixture {
         Ok(PostInput { proof, randomness, prover_id: s.prover_id, partition, vanilla })
     }
 }
+
+/// filecoin-proofs-api's own verdict on `proof` for the request `input`: `verify_winning_post`,
+/// or `verify_window_post` for a WindowPoSt of every partition (`None` for one partition
+/// alone, which the API verifies only among all of them). The verifying key must be where
+/// filecoin-proofs looks (`v28-<param cache identifier>.vk` in `FIL_PROOFS_PARAMETER_CACHE`).
+pub fn filecoin_verify(input: &[u8], proof: &[u8]) -> Result<Option<bool>> {
+    let i = PostInput::decode(input)?;
+    let typ = PostType::of_registered_proof(i.proof);
+    let mut replicas = BTreeMap::new();
+    for v in &i.vanilla {
+        // A FallbackPoStSectorProof's encoding starts with its sector id and comm_r.
+        let (id, comm_r) =
+            v.get(..8).zip(v.get(8..40)).ok_or_else(|| Error::InvalidInput("short vanilla proof".into()))?;
+        let id = SectorId::from(u64::from_le_bytes(id.try_into().unwrap_or_default()));
+        replicas.insert(id, PublicReplicaInfo::new(i.proof, comm_r.try_into().unwrap_or_default()));
+    }
+    let verdict = match (typ.kind, i.partition) {
+        (PostKind::Winning, _) => post::verify_winning_post(&i.randomness, proof, &replicas, i.prover_id),
+        (PostKind::Window, None) => {
+            post::verify_window_post(&i.randomness, &[(i.proof, proof)], &replicas, i.prover_id)
+        }
+        (PostKind::Window, Some(_)) => return Ok(None),
+    };
+    verdict.map(Some).map_err(fil("filecoin-proofs verification"))
+}

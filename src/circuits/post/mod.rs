@@ -37,7 +37,7 @@ mod request;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, PostCircuit};
 #[cfg(feature = "oracles")]
-pub use fixture::PostFixture;
+pub use fixture::{filecoin_verify, PostFixture};
 pub use input::{PostInput, INPUT_MAGIC, INPUT_VERSION};
 pub(crate) use request::proof_len_of;
 pub use request::PostRequest;
