@@ -25,6 +25,9 @@
 #   bash scripts/device-bench.sh witness-porep # synth-only --compare-gadgets on PoRep 2 KiB and 8 MiB C1s sealed here;
 #                                       # pce-pipeline porep-8MiB with the gadgets' witness, then the program's
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
+#   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
+#                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
+#   bash scripts/device-bench.sh post-shapes # every PoSt circuit's PCE extracted from its blank circuit (up to 130M constraints)
 #   bash scripts/device-bench.sh soak       # N=${N:-10000} proofs through the C ABI (mixed sizes 2^10..2^16, real
 #                                       # parameters, cancels, unloads, trims), nvidia-smi sampled every 5 s
 #
@@ -94,6 +97,25 @@ latency)
   ;;
 latency-big)
   run timeout 580 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j ${J:-8} -n 20 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26.json"
+  ;;
+post)
+  for s in 2KiB 8MiB; do
+    for k in winning window; do
+      c=$k-post-$s
+      run timeout 120 $B fixture --circuit $c --out $P/$c.input
+      run timeout 300 $B params --circuit $c --out $P/$c.params
+      run timeout 120 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cuda:0 -n 5 --json "$OUT/prove-$c-gpu.json"
+      run timeout 120 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cpu --compare-bellperson --json "$OUT/prove-$c-cpu.json"
+    done
+  done
+  ;;
+post-shapes)
+  for s in 2KiB 8MiB 512MiB 32GiB 64GiB; do
+    for k in winning window; do
+      run timeout 400 $B extract --circuit $k-post-$s --out $P/$k-$s.pce --json "$OUT/shape-$k-$s.json"
+      rm -f $P/$k-$s.pce
+    done
+  done
   ;;
 soak)
   nvidia-smi --query-gpu=timestamp,memory.used --format=csv -l 5 > "$OUT/soak-nvidia-smi.csv" 2>&1 &

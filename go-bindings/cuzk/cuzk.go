@@ -461,8 +461,10 @@ type Request struct {
 	Backend Backend
 	// SkipVerify turns off the verification every proof gets by default.
 	SkipVerify bool
-	// Priority orders throughput requests: one waiting for memory budget is
-	// overtaken by later ones of higher priority.
+	// Priority orders requests of a class: one waiting for memory budget or
+	// a device is overtaken by later ones of higher priority. The proof type
+	// sets the class: WinningPoSt critical, WindowPoSt ahead of every PoRep
+	// and synthetic request.
 	Priority uint8
 	// Critical puts the request in the latency class (a WinningPoSt): it
 	// overtakes every throughput request whatever its Priority and never

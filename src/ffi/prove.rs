@@ -57,12 +57,15 @@ pub struct cuzk_prove_request {
     pub device: u32,
     /// Non-zero skips the verification every proof gets by default.
     pub skip_verify: u32,
-    /// 0..=255: a throughput request; one waiting for memory budget is
-    /// overtaken by any later one of higher priority (0, the default, is the
-    /// lowest). `CUZK_PRIORITY_CRITICAL`: the latency class (a WinningPoSt),
-    /// which overtakes every throughput request and never waits for
-    /// throughput work: it takes the engine's critical reserve of the budget,
-    /// its express CPU threads and each device's express worker.
+    /// 0..=255: a throughput request; one waiting for memory budget or a
+    /// device is overtaken by any later one of higher priority (0, the
+    /// default, is the lowest). `CUZK_PRIORITY_CRITICAL`: the latency class,
+    /// which overtakes every other request and never waits for throughput
+    /// work: it takes the engine's critical reserve of the budget, its express
+    /// CPU threads and each device's express worker. The proof type raises it
+    /// (never lowers it): a WinningPoSt is always critical, a WindowPoSt goes
+    /// ahead of every PoRep and synthetic request, ordered among WindowPoSts
+    /// by this value.
     pub priority: u32,
     /// Must be zero: room for later fields without breaking the ABI.
     pub reserved: [u64; 4],

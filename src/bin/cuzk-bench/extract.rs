@@ -35,7 +35,7 @@ pub fn run(o: Opts) -> Result<()> {
     let (saved, save_s) = stage("saving", || file::save(&pce, &id, &o.out));
     saved?;
     let fingerprint = file::fingerprint(&pce);
-    let (nnz, rows, bpn) = (pce.nnz(), pce.num_constraints(), pce.bytes_per_nnz());
+    let (nnz, rows, bpn, inputs) = (pce.nnz(), pce.num_constraints(), pce.bytes_per_nnz(), pce.num_inputs);
     drop(pce);
     mem::trim();
     let (loaded, load_s) =
@@ -50,7 +50,7 @@ pub fn run(o: Opts) -> Result<()> {
         "extract",
         &[
             ("circuit id", id.clone()),
-            ("constraints / nnz", format!("{rows} / {nnz}")),
+            ("constraints / inputs / nnz", format!("{rows} / {inputs} / {nnz}")),
             ("extraction", format!("{extract_s:.1} s, peak RSS {}", gib(extract_peak))),
             ("save", format!("{save_s:.2} s")),
             (
@@ -68,7 +68,7 @@ pub fn run(o: Opts) -> Result<()> {
     );
     write_json(
         o.c.json.as_deref(),
-        &json!({"circuit_id": id, "constraints": rows, "nnz": nnz, "extract_s": extract_s,
+        &json!({"circuit_id": id, "constraints": rows, "inputs": inputs, "nnz": nnz, "extract_s": extract_s,
             "extract_peak_rss_bytes": extract_peak, "save_s": save_s, "file_bytes": file_bytes,
             "load_verified_s": load_s, "load_unverified_s": load_fast_s, "fingerprint_equal": same}),
     )?;
