@@ -687,12 +687,15 @@ struct cuzk_prove_request {
    */
   uint32_t skip_verify;
   /**
-   * 0..=255: a throughput request; one waiting for memory budget is
-   * overtaken by any later one of higher priority (0, the default, is the
-   * lowest). `CUZK_PRIORITY_CRITICAL`: the latency class (a WinningPoSt),
-   * which overtakes every throughput request and never waits for
-   * throughput work: it takes the engine's critical reserve of the budget,
-   * its express CPU threads and each device's express worker.
+   * 0..=255: a throughput request; one waiting for memory budget or a
+   * device is overtaken by any later one of higher priority (0, the
+   * default, is the lowest). `CUZK_PRIORITY_CRITICAL`: the latency class,
+   * which overtakes every other request and never waits for throughput
+   * work: it takes the engine's critical reserve of the budget, its express
+   * CPU threads and each device's express worker. The proof type raises it
+   * (never lowers it): a WinningPoSt is always critical, a WindowPoSt goes
+   * ahead of every PoRep and synthetic request, ordered among WindowPoSts
+   * by this value.
    */
   uint32_t priority;
   /**
