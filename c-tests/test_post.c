@@ -28,7 +28,7 @@ int main(void) {
   size_t len = 0;
   REQUIRE_OK(cuzk_proof_len(&winning, &len, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES);
-  struct cuzk_circuit unknown = post(5);
+  struct cuzk_circuit unknown = post(6);
   EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_proof_len(&unknown, &len, &err), &err);
   if (!dir) {
     printf("test_post: CUZK_TEST_POST_DIR not set (scripts/test.sh sets it): proving skipped\n");

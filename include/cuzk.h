@@ -294,6 +294,15 @@ enum cuzk_circuit_kind
    * synthetic request wherever requests wait. Needs the `porep` feature.
    */
   CUZK_CIRCUIT_WINDOW_POST = 4,
+  /**
+   * Filecoin SnapDeals (`StackedDrg<size>V1` update): `name` is the sector
+   * size, `size` 0. A request's `input` is a SnapDeals input (README
+   * "SnapDeals": the registered update proof, comm_r_old, comm_r_new,
+   * comm_d_new and every partition's vanilla proof); its proof is 192
+   * bytes per partition (1 at 2 KiB, 4 at 8 MiB, 16 from 512 MiB).
+   * Needs the `porep` feature.
+   */
+  CUZK_CIRCUIT_SNAP_DEALS = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

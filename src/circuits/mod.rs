@@ -19,12 +19,16 @@ macro_rules! with_shape {
     }};
 }
 
+#[cfg(feature = "porep")]
+mod frame;
 pub mod mimc_chain;
 #[cfg(feature = "porep")]
 pub mod porep;
 #[cfg(feature = "porep")]
 pub mod post;
 pub mod sha256_chain;
+#[cfg(feature = "porep")]
+pub mod snap;
 mod synthetic;
 
 use std::path::Path;
@@ -67,6 +71,9 @@ pub enum Kind {
     WinningPost,
     /// Filecoin WindowPoSt (V1 and V1_2) of one sector size; needs the `porep` feature.
     WindowPost,
+    /// Filecoin SnapDeals (the empty-sector update) of one sector size; needs the `porep`
+    /// feature.
+    SnapDeals,
 }
 
 /// One built-in circuit: its R1CS is fixed by this value alone.
@@ -80,6 +87,9 @@ pub enum Circuit {
     /// The partition circuit of one PoSt kind and sector size.
     #[cfg(feature = "porep")]
     Post(post::PostType),
+    /// The SnapDeals partition circuit of one sector size.
+    #[cfg(feature = "porep")]
+    Snap(porep::PorepSize),
 }
 
 #[cfg(not(feature = "porep"))]
@@ -105,7 +115,7 @@ impl Circuit {
                 }
                 Ok(Circuit::Synthetic { family, size: size as usize })
             }
-            Kind::Porep | Kind::WinningPost | Kind::WindowPost => {
+            Kind::Porep | Kind::WinningPost | Kind::WindowPost | Kind::SnapDeals => {
                 if size != 0 {
                     return Err(Error::InvalidInput("circuit size must be 0 for PoRep and PoSt".into()));
                 }
@@ -124,6 +134,7 @@ impl Circuit {
         Ok(match kind {
             Kind::WinningPost => post(post::PostKind::Winning),
             Kind::WindowPost => post(post::PostKind::Window),
+            Kind::SnapDeals => Circuit::Snap(size),
             _ => Circuit::Porep(size),
         })
     }
@@ -133,12 +144,16 @@ impl Circuit {
         Err(porep_unsupported())
     }
 
-    /// Parses the command-line form: `porep-<sector size>`, `winning-post-<sector size>` or
-    /// `window-post-<sector size>` (e.g. `porep-32GiB`; `size` ignored), or a synthetic family
-    /// name with `size` target constraints.
+    /// Parses the command-line form: `porep-<sector size>`, `winning-post-<sector size>`,
+    /// `window-post-<sector size>` or `snap-<sector size>` (e.g. `porep-32GiB`; `size`
+    /// ignored), or a synthetic family name with `size` target constraints.
     pub fn parse(name: &str, size: u64) -> Result<Circuit> {
-        let prefixed =
-            [("porep-", Kind::Porep), ("winning-post-", Kind::WinningPost), ("window-post-", Kind::WindowPost)];
+        let prefixed = [
+            ("porep-", Kind::Porep),
+            ("winning-post-", Kind::WinningPost),
+            ("window-post-", Kind::WindowPost),
+            ("snap-", Kind::SnapDeals),
+        ];
         match prefixed.iter().find_map(|(p, kind)| name.strip_prefix(p).map(|sector| (sector, *kind))) {
             Some((sector, kind)) => Self::new(kind, sector, 0),
             None => Self::new(Kind::Synthetic, name, size),
@@ -155,6 +170,8 @@ impl Circuit {
                 post::PostKind::Winning => Kind::WinningPost,
                 post::PostKind::Window => Kind::WindowPost,
             },
+            #[cfg(feature = "porep")]
+            Circuit::Snap(_) => Kind::SnapDeals,
         }
     }
 
@@ -170,6 +187,8 @@ impl Circuit {
             Circuit::Porep(s) => format!("porep-{s}"),
             #[cfg(feature = "porep")]
             Circuit::Post(t) => t.label(),
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => format!("snap-{s}"),
         }
     }
 
@@ -181,6 +200,8 @@ impl Circuit {
             Circuit::Porep(s) => porep::circuit_id(*s),
             #[cfg(feature = "porep")]
             Circuit::Post(t) => post::circuit_id(*t),
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => snap::circuit_id(*s),
         }
     }
 
@@ -193,6 +214,8 @@ impl Circuit {
             Circuit::Porep(s) => s.partitions(),
             #[cfg(feature = "porep")]
             Circuit::Post(_) => 1,
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => snap::partitions(*s),
         }
     }
 
@@ -219,6 +242,8 @@ impl Circuit {
             Circuit::Porep(s) => porep::blank_circuit(*s).map(Instance::Porep),
             #[cfg(feature = "porep")]
             Circuit::Post(t) => post::blank_circuit(*t).map(Instance::Post),
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => snap::blank_circuit(*s).map(Instance::Snap),
         }
     }
 
@@ -240,7 +265,7 @@ impl Circuit {
         match self {
             Circuit::Synthetic { size, .. } => Some(128 * *size as u64),
             #[cfg(feature = "porep")]
-            Circuit::Porep(_) | Circuit::Post(_) => None,
+            Circuit::Porep(_) | Circuit::Post(_) | Circuit::Snap(_) => None,
         }
     }
 
@@ -265,8 +290,8 @@ impl Circuit {
                 Ok(Statement::Synthetic(Synthetic::new(*family, *size, seed)))
             }
             #[cfg(feature = "porep")]
-            Circuit::Porep(_) | Circuit::Post(_) if seed != 0 => {
-                Err(Error::InvalidInput("the seed must be 0 for PoRep and PoSt".into()))
+            Circuit::Porep(_) | Circuit::Post(_) | Circuit::Snap(_) if seed != 0 => {
+                Err(Error::InvalidInput("the seed must be 0 for PoRep, PoSt and SnapDeals".into()))
             }
             #[cfg(feature = "porep")]
             Circuit::Porep(s) => {
@@ -277,6 +302,8 @@ impl Circuit {
             }
             #[cfg(feature = "porep")]
             Circuit::Post(t) => post::PostRequest::parse_for(input, *t).map(|r| Statement::Post(Box::new(r))),
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => snap::SnapRequest::parse_for(input, *s).map(|r| Statement::Snap(Box::new(r))),
         }
     }
 }
@@ -300,6 +327,8 @@ pub enum Statement {
     Porep(Box<porep::PorepC1>),
     #[cfg(feature = "porep")]
     Post(Box<post::PostRequest>),
+    #[cfg(feature = "porep")]
+    Snap(Box<snap::SnapRequest>),
 }
 
 impl std::fmt::Debug for Statement {
@@ -310,6 +339,8 @@ impl std::fmt::Debug for Statement {
             Statement::Porep(c1) => write!(f, "Statement({c1:?})"),
             #[cfg(feature = "porep")]
             Statement::Post(r) => write!(f, "Statement({r:?})"),
+            #[cfg(feature = "porep")]
+            Statement::Snap(r) => write!(f, "Statement({r:?})"),
         }
     }
 }
@@ -334,6 +365,8 @@ impl Statement {
             Statement::Porep(c1) => c1.num_partitions(),
             #[cfg(feature = "porep")]
             Statement::Post(r) => r.num_partitions(),
+            #[cfg(feature = "porep")]
+            Statement::Snap(r) => r.num_partitions(),
         }
     }
 
@@ -353,6 +386,8 @@ impl Statement {
             Statement::Porep(c1) => c1.circuit(k).map(Instance::Porep),
             #[cfg(feature = "porep")]
             Statement::Post(r) => r.circuit(k).map(Instance::Post),
+            #[cfg(feature = "porep")]
+            Statement::Snap(r) => r.circuit(k).map(Instance::Snap),
         }
     }
 
@@ -365,6 +400,8 @@ impl Statement {
             Statement::Porep(c1) => c1.public_inputs(k),
             #[cfg(feature = "porep")]
             Statement::Post(r) => r.public_inputs(k),
+            #[cfg(feature = "porep")]
+            Statement::Snap(r) => r.public_inputs(k),
         }
     }
 }
@@ -394,6 +431,8 @@ pub enum Instance {
     Porep(porep::PorepCircuit),
     #[cfg(feature = "porep")]
     Post(post::PostCircuit),
+    #[cfg(feature = "porep")]
+    Snap(snap::SnapCircuit),
 }
 
 impl bellperson::Circuit<Scalar> for Instance {
@@ -404,6 +443,8 @@ impl bellperson::Circuit<Scalar> for Instance {
             Instance::Porep(c) => c.synthesize(cs),
             #[cfg(feature = "porep")]
             Instance::Post(c) => c.synthesize(cs),
+            #[cfg(feature = "porep")]
+            Instance::Snap(c) => c.synthesize(cs),
         }
     }
 }
@@ -416,6 +457,8 @@ impl WitnessSource for Instance {
             Instance::Porep(c) => c.gadget_witness(into),
             #[cfg(feature = "porep")]
             Instance::Post(c) => c.gadget_witness(into),
+            #[cfg(feature = "porep")]
+            Instance::Snap(c) => c.gadget_witness(into),
         }
     }
 
@@ -426,6 +469,8 @@ impl WitnessSource for Instance {
             Instance::Porep(c) => c.witness(pce, into),
             #[cfg(feature = "porep")]
             Instance::Post(c) => c.witness(pce, into),
+            #[cfg(feature = "porep")]
+            Instance::Snap(c) => c.witness(pce, into),
         }
     }
 
@@ -436,6 +481,8 @@ impl WitnessSource for Instance {
             Instance::Porep(c) => c.program(pce),
             #[cfg(feature = "porep")]
             Instance::Post(c) => c.program(pce),
+            #[cfg(feature = "porep")]
+            Instance::Snap(c) => c.program(pce),
         }
     }
 }

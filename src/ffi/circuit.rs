@@ -34,6 +34,13 @@ pub enum cuzk_circuit_kind {
     /// the length with a `(NULL, 0)` proof buffer). Ahead of every PoRep and
     /// synthetic request wherever requests wait. Needs the `porep` feature.
     CUZK_CIRCUIT_WINDOW_POST = 4,
+    /// Filecoin SnapDeals (`StackedDrg<size>V1` update): `name` is the sector
+    /// size, `size` 0. A request's `input` is a SnapDeals input (README
+    /// "SnapDeals": the registered update proof, comm_r_old, comm_r_new,
+    /// comm_d_new and every partition's vanilla proof); its proof is 192
+    /// bytes per partition (1 at 2 KiB, 4 at 8 MiB, 16 from 512 MiB).
+    /// Needs the `porep` feature.
+    CUZK_CIRCUIT_SNAP_DEALS = 5,
 }
 
 /// Names one built-in circuit. Read during the call only; nothing is kept.
@@ -63,12 +70,13 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_POREP as u32 => Kind::Porep,
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINNING_POST as u32 => Kind::WinningPost,
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINDOW_POST as u32 => Kind::WindowPost,
-        k => {
-            return Err(Failure::new(
-                CUZK_UNKNOWN_CIRCUIT,
-                format!("unknown circuit kind {k} (1 = synthetic, 2 = PoRep, 3 = WinningPoSt, 4 = WindowPoSt)"),
-            ))
-        }
+        k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SNAP_DEALS as u32 => Kind::SnapDeals,
+        k => return Err(Failure::new(
+            CUZK_UNKNOWN_CIRCUIT,
+            format!(
+                "unknown circuit kind {k} (1 = synthetic, 2 = PoRep, 3 = WinningPoSt, 4 = WindowPoSt, 5 = SnapDeals)"
+            ),
+        )),
     };
     Ok(Circuit::new(kind, arg_str(c.name, "circuit.name")?, c.size)?)
 }

@@ -57,7 +57,7 @@ impl CircuitArgs {
         match self.circuit()? {
             Circuit::Synthetic { family, size } => Ok(Synthetic::new(family, size, self.seed + seed_offset)),
             #[cfg(feature = "porep")]
-            Circuit::Porep(_) | Circuit::Post(_) => {
+            Circuit::Porep(_) | Circuit::Post(_) | Circuit::Snap(_) => {
                 Err(format!("{}: this command takes a synthetic circuit", self.circuit).into())
             }
         }

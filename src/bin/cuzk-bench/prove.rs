@@ -82,7 +82,8 @@ pub fn request_input(circuit: &Circuit, path: Option<&Path>, seed: u64) -> Resul
 
 /// A real request input for `circuit`, from a sector sealed here from random data (`seed`):
 /// PoRep's C1 output; a PoSt input over one partition's sectors (WindowPoSt: the sealed
-/// replica under as many sector ids as a partition holds; WinningPoSt: its one sector).
+/// replica under as many sector ids as a partition holds; WinningPoSt: its one sector); a
+/// SnapDeals input (new data encoded into the sector, every partition's proof).
 #[cfg(feature = "porep")]
 pub fn made_input(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
     use cuzk::circuits::post::{PostFixture, PostKind};
@@ -96,6 +97,7 @@ pub fn made_input(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
             };
             f.input(*t, &sectors, None, seed).map(|i| i.encode())
         }),
+        Circuit::Snap(size) => cuzk::circuits::snap::make_snap_input(*size, &scratch, seed).map(|i| i.encode()),
         Circuit::Synthetic { .. } => Err(cuzk::Error::InvalidInput(format!("{} takes no input", circuit.label()))),
     };
     let _ = std::fs::remove_dir_all(&scratch);
@@ -227,11 +229,11 @@ pub fn run(o: Opts) -> Result<()> {
     write_json(o.c.json.as_deref(), &out)
 }
 
-/// For a PoSt circuit, the directory filecoin-proofs will read verifying keys from, set before
+/// For a PoSt or SnapDeals circuit, the directory filecoin-proofs will read verifying keys from, set before
 /// its first call (it reads its settings once): the parameters' key is written there, so its
 /// own verifier can check our proofs.
 fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
-    if !matches!(circuit.kind(), Kind::WinningPost | Kind::WindowPost) {
+    if !matches!(circuit.kind(), Kind::WinningPost | Kind::WindowPost | Kind::SnapDeals) {
         return None;
     }
     let dir = std::env::temp_dir().join(format!("cuzk-vk-{}", std::process::id()));
@@ -241,9 +243,12 @@ fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
 
 #[cfg(feature = "porep")]
 fn write_vk(circuit: &Circuit, dir: &Path, params: &Parameters<Bls12>) -> Result<()> {
-    let Circuit::Post(t) = circuit else { return Ok(()) };
+    let id = match circuit {
+        Circuit::Post(t) => cuzk::circuits::post::param_cache_identifier(*t)?,
+        Circuit::Snap(s) => cuzk::circuits::snap::param_cache_identifier(*s)?,
+        _ => return Ok(()),
+    };
     std::fs::create_dir_all(dir)?;
-    let id = cuzk::circuits::post::param_cache_identifier(*t)?;
     params.vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk")))?)?;
     Ok(())
 }
@@ -253,6 +258,7 @@ fn write_vk(circuit: &Circuit, dir: &Path, params: &Parameters<Bls12>) -> Result
 fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8]) -> Result<Option<bool>> {
     match circuit {
         Circuit::Post(_) => Ok(cuzk::circuits::post::filecoin_verify(input, proof)?),
+        Circuit::Snap(_) => Ok(Some(cuzk::circuits::snap::filecoin_verify(input, proof)?)),
         _ => Ok(None),
     }
 }

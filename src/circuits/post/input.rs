@@ -17,7 +17,8 @@
 
 use filecoin_proofs_api::RegisteredPoStProof;
 
-use crate::{Error, Result};
+use crate::circuits::frame::{name_of, put_blobs, put_name, Reader};
+use crate::Result;
 
 /// The first bytes of every PoSt input.
 pub const INPUT_MAGIC: [u8; 8] = *b"CUZKPOST";
@@ -38,61 +39,18 @@ pub struct PostInput {
     pub vanilla: Vec<Vec<u8>>,
 }
 
-fn bad(m: impl std::fmt::Display) -> Error {
-    Error::InvalidInput(format!("PoSt input: {m}"))
-}
-
-/// Reads the encoding front to back, every length checked against what is left.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(bad(format!("truncated in {what} (needs {n} more bytes, {} left)", self.0.len())));
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap_or_default()))
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap_or_default()))
-    }
-
-    fn bytes32(&mut self, what: &str) -> Result<[u8; 32]> {
-        Ok(self.take(32, what)?.try_into().unwrap_or_default())
-    }
-
-    /// A length that must fit in what is left (so no count can ask for more than the input).
-    fn len(&mut self, what: &str, unit: usize) -> Result<usize> {
-        let n = self.u64(what)?;
-        match usize::try_from(n).ok().filter(|n| n.saturating_mul(unit) <= self.0.len()) {
-            Some(n) => Ok(n),
-            None => Err(bad(format!("{what} is {n}, more than the {} bytes left can hold", self.0.len()))),
-        }
-    }
-}
-
 impl PostInput {
     /// Decodes `bytes`; any deviation from the layout is `InvalidInput` saying where.
     pub fn decode(bytes: &[u8]) -> Result<PostInput> {
-        let mut r = Reader(bytes);
+        let mut r = Reader::new(bytes, "PoSt input");
         if r.take(8, "the magic")? != INPUT_MAGIC {
-            return Err(bad("does not start with CUZKPOST (not a PoSt input)"));
+            return Err(r.bad("does not start with CUZKPOST (not a PoSt input)"));
         }
         let version = r.u32("the version")?;
         if version != INPUT_VERSION {
-            return Err(bad(format!("version {version}; this library reads version {INPUT_VERSION}")));
+            return Err(r.bad(format!("version {version}; this library reads version {INPUT_VERSION}")));
         }
-        let name_len = r.u32("the proof name's length")? as usize;
-        let name = std::str::from_utf8(r.take(name_len, "the proof name")?)
-            .map_err(|_| bad("the registered proof's name is not UTF-8"))?;
-        let proof: RegisteredPoStProof = serde_json::from_value(serde_json::Value::String(name.into()))
-            .map_err(|_| bad(format!("unknown registered PoSt proof {name:?}")))?;
+        let proof: RegisteredPoStProof = r.proof_name("PoSt")?;
         let randomness = r.bytes32("the randomness")?;
         let prover_id = r.bytes32("the prover id")?;
         let partition = match r.u64("the partition index")? {
@@ -100,34 +58,21 @@ impl PostInput {
             k => Some(k),
         };
         let count = r.len("the number of vanilla proofs", 8)?;
-        let mut vanilla = Vec::with_capacity(count);
-        for i in 0..count {
-            let n = r.len(&format!("vanilla proof {i}'s length"), 1)?;
-            vanilla.push(r.take(n, "a vanilla proof")?.to_vec());
-        }
-        if !r.0.is_empty() {
-            return Err(bad(format!("{} bytes follow the last vanilla proof", r.0.len())));
-        }
+        let vanilla = r.blobs(count, "vanilla proof")?;
+        r.end("the last vanilla proof")?;
         Ok(PostInput { proof, randomness, prover_id, partition, vanilla })
     }
 
     /// The encoding of this input.
     pub fn encode(&self) -> Vec<u8> {
-        let name =
-            serde_json::to_value(self.proof).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        let mut out = Vec::with_capacity(100 + name.len() + self.vanilla.iter().map(|v| 8 + v.len()).sum::<usize>());
+        let mut out = Vec::with_capacity(120 + self.vanilla.iter().map(|v| 8 + v.len()).sum::<usize>());
         out.extend_from_slice(&INPUT_MAGIC);
         out.extend_from_slice(&INPUT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
+        put_name(&mut out, &name_of(self.proof));
         out.extend_from_slice(&self.randomness);
         out.extend_from_slice(&self.prover_id);
         out.extend_from_slice(&self.partition.unwrap_or(ALL_PARTITIONS).to_le_bytes());
-        out.extend_from_slice(&(self.vanilla.len() as u64).to_le_bytes());
-        for v in &self.vanilla {
-            out.extend_from_slice(&(v.len() as u64).to_le_bytes());
-            out.extend_from_slice(v);
-        }
+        put_blobs(&mut out, &self.vanilla);
         out
     }
 }
@@ -135,6 +80,7 @@ impl PostInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     fn sample() -> PostInput {
         PostInput {

@@ -1,0 +1,82 @@
+//! SnapDeals through the PCE path, on a 2 KiB sector sealed and updated here:
+//! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on
+//!   filecoin-proofs' own partition circuit (structurally valid, unsound parameters: real ones
+//!   for the 1.7M-constraint circuit take long on 2 cores; `cuzk-bench prove --circuit
+//!   snap-2KiB --params FILE` checks real proofs with filecoin-proofs' verifier);
+//! - the public inputs are filecoin-proofs' (`generate_public_inputs`), and with dummy
+//!   parameters the proof is refused by cuzk's verification;
+//! - malformed and mismatched inputs get clear errors.
+#![cfg(feature = "porep")]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use blstrs::Scalar;
+use cuzk::circuits::porep::PorepSize;
+use cuzk::circuits::snap::{self, SnapInput};
+use cuzk::circuits::{Circuit, ProofClass};
+use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
+use cuzk::groth16::{dummy_params, Backend};
+
+fn input() -> &'static SnapInput {
+    static I: OnceLock<SnapInput> = OnceLock::new();
+    I.get_or_init(|| {
+        let d: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-snap-{}", std::process::id()));
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
+        let i = snap::make_snap_input(PorepSize::KiB2, &d, 5).expect("seal and update a 2 KiB sector");
+        let _ = std::fs::remove_dir_all(&d);
+        i
+    })
+}
+
+const SNAP: Circuit = Circuit::Snap(PorepSize::KiB2);
+
+#[test]
+fn snap_deals_matches_bellperson() {
+    let bytes = input().encode();
+    let statement = SNAP.statement(0, &bytes).unwrap();
+    assert_eq!((statement.partitions(), statement.class()), (1, ProofClass::Throughput));
+    let pce = SNAP.extract_pce().unwrap();
+    eprintln!("snap-2KiB: {} constraints, {} inputs, {} nnz", pce.num_constraints(), pce.num_inputs, pce.nnz());
+    assert_eq!(pce.num_inputs, 5, "ONE + k_and_h_select, comm_r_old, comm_d_new, comm_r_new");
+    let params = dummy_params(&pce, 3);
+    let (r, s) = (Scalar::from(5u64), Scalar::from(6u64));
+    let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() }).unwrap();
+    let prove = |verify| {
+        engine.prove(Request {
+            pce: &pce,
+            params: &params,
+            statement: &statement,
+            opts: ProveOptions { backend: Backend::Cpu, verify, randomness: Some(vec![(r, s)]) },
+            priority: Priority::default(),
+            cancel: CancelToken::new(),
+            observer: None,
+        })
+    };
+    let (proofs, _) = prove(false).unwrap();
+    let theirs = bellperson::groth16::create_proof(statement.instance(0).unwrap(), &params, r, s).unwrap();
+    assert_eq!(engine::proof_bytes(&proofs), cuzk::groth16::proof_bytes(&theirs), "byte-identical to bellperson");
+    assert!(matches!(prove(true), Err(cuzk::Error::VerificationFailed)), "dummy parameters cannot verify");
+}
+
+#[test]
+fn bad_inputs_are_refused_clearly() {
+    let good = input();
+    let err = |c: Circuit, i: &SnapInput| c.statement(0, &i.encode()).unwrap_err().to_string();
+    assert!(err(Circuit::Snap(PorepSize::MiB8), good).contains("circuit is snap-8MiB"));
+    let none = SnapInput { partitions: vec![], ..good.clone() };
+    assert!(err(SNAP, &none).contains("0 partition proofs"));
+    let two = SnapInput { partitions: vec![good.partitions[0].clone(); 2], ..good.clone() };
+    assert!(err(SNAP, &two).contains("2 partition proofs"));
+    let swapped = SnapInput { comm_r_new: good.comm_r_old, ..good.clone() };
+    assert!(err(SNAP, &swapped).contains("do not verify"));
+    let noncanonical = SnapInput { comm_d_new: [0xff; 32], ..good.clone() };
+    assert!(err(SNAP, &noncanonical).contains("not a canonical"));
+    let cut = SnapInput { partitions: vec![good.partitions[0][..200].to_vec()], ..good.clone() };
+    assert!(err(SNAP, &cut).contains("does not decode"));
+    let mut flipped = good.clone();
+    let n = flipped.partitions[0].len();
+    flipped.partitions[0][n - 100] ^= 1;
+    assert!(err(SNAP, &flipped).contains("SnapDeals input"));
+    assert!(SNAP.statement(0, b"CUZKPOST").is_err());
+}
