@@ -71,12 +71,10 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINNING_POST as u32 => Kind::WinningPost,
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_WINDOW_POST as u32 => Kind::WindowPost,
         k if k == cuzk_circuit_kind::CUZK_CIRCUIT_SNAP_DEALS as u32 => Kind::SnapDeals,
-        k => return Err(Failure::new(
-            CUZK_UNKNOWN_CIRCUIT,
-            format!(
-                "unknown circuit kind {k} (1 = synthetic, 2 = PoRep, 3 = WinningPoSt, 4 = WindowPoSt, 5 = SnapDeals)"
-            ),
-        )),
+        k => {
+            let known = "1 = synthetic, 2 = PoRep, 3 = WinningPoSt, 4 = WindowPoSt, 5 = SnapDeals";
+            return Err(Failure::new(CUZK_UNKNOWN_CIRCUIT, format!("unknown circuit kind {k} ({known})")));
+        }
     };
     Ok(Circuit::new(kind, arg_str(c.name, "circuit.name")?, c.size)?)
 }
