@@ -193,7 +193,7 @@ impl<Tree: Shape> Shaped<Tree> {
         let c = guarded("building the SnapDeals circuit", Error::InvalidInput, || {
             <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::circuit(
                 &self.pub_in,
-                Default::default(),
+                (),
                 &self.proofs[k],
                 &self.pp,
                 Some(k),
