@@ -27,6 +27,8 @@
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
 #                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
+#   bash scripts/device-bench.sh snap       # SnapDeals at 2 KiB (real parameters: GPU proofs checked by filecoin-proofs,
+#                                       # a CPU proof vs bellperson) and 8 MiB (4 partitions, dummy parameters: times only)
 #   bash scripts/device-bench.sh post-shapes # every PoSt circuit's PCE extracted from its blank circuit (up to 130M constraints)
 #   bash scripts/device-bench.sh soak       # N=${N:-10000} proofs through the C ABI (mixed sizes 2^10..2^16, real
 #                                       # parameters, cancels, unloads, trims), nvidia-smi sampled every 5 s
@@ -108,6 +110,16 @@ post)
       run timeout 120 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cpu --compare-bellperson --json "$OUT/prove-$c-cpu.json"
     done
   done
+  ;;
+snap)
+  c=snap-2KiB
+  run timeout 120 $B fixture --circuit $c --out $P/$c.input
+  run timeout 400 $B params --circuit $c --out $P/$c.params
+  run timeout 120 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cuda:0 -n 5 --json "$OUT/prove-$c-gpu.json"
+  run timeout 200 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cpu --compare-bellperson --json "$OUT/prove-$c-cpu.json"
+  c=snap-8MiB
+  run timeout 120 $B fixture --circuit $c --out $P/$c.input
+  run timeout 200 $B prove --circuit $c --input $P/$c.input --backend cuda:0 -n 3 --json "$OUT/prove-$c-gpu.json"
   ;;
 post-shapes)
   for s in 2KiB 8MiB 512MiB 32GiB 64GiB; do

@@ -33,7 +33,8 @@ scripts/check-link-line.sh
 # Fixtures for the C and Go tests: a real 2 KiB C1 output and dummy parameters of
 # the PoRep partition circuit's shape (real ones take ~20 min of these cores;
 # with dummy ones the proofs are checked not to verify); 2 KiB WinningPoSt
-# and WindowPoSt inputs with real parameters (under a minute). Skipped by
+# and WindowPoSt inputs with real parameters (under a minute), and a SnapDeals
+# input with dummy parameters (real ones for 1.7M constraints: too long). Skipped by
 # builds without the porep feature.
 case " $flags " in
 *" --no-default-features "*) ;;
@@ -47,11 +48,13 @@ case " $flags " in
   "$bench" c1 --sector 2KiB --out "$fx/porep-2k-c1.json"
   [ -s "$fx/porep-2k-dummy.params" ] || "$bench" params --circuit porep-2KiB --dummy --out "$fx/porep-2k-dummy.params"
   export CUZK_TEST_POREP_C1="$PWD/$fx/porep-2k-c1.json" CUZK_TEST_POREP_PARAMS="$PWD/$fx/porep-2k-dummy.params"
-  step "fixtures: 2 KiB WinningPoSt and WindowPoSt inputs and real parameters"
+  step "fixtures: 2 KiB WinningPoSt and WindowPoSt inputs and real parameters, SnapDeals with dummy ones"
   for kind in winning window; do
     "$bench" fixture --circuit $kind-post-2KiB --out "$fx/$kind-post-2k.input"
     [ -s "$fx/$kind-post-2k.params" ] || "$bench" params --circuit $kind-post-2KiB --out "$fx/$kind-post-2k.params"
   done
+  "$bench" fixture --circuit snap-2KiB --out "$fx/snap-2k.input"
+  [ -s "$fx/snap-2k-dummy.params" ] || "$bench" params --circuit snap-2KiB --dummy --out "$fx/snap-2k-dummy.params"
   export CUZK_TEST_POST_DIR="$PWD/$fx"
   ;;
 esac

@@ -67,6 +67,13 @@ func WindowPost(sectorSize string) Circuit {
 	return Circuit{kind: ccuzk.CircuitWindowPost, name: sectorSize}
 }
 
+// SnapDeals names a Filecoin SnapDeals (empty-sector update) circuit by
+// sector size. A request's Input is a SnapDealsRequest's; its proof is 192
+// bytes per partition (ProofLen).
+func SnapDeals(sectorSize string) Circuit {
+	return Circuit{kind: ccuzk.CircuitSnapDeals, name: sectorSize}
+}
+
 func (c Circuit) c() ccuzk.Circuit { return ccuzk.Circuit{Kind: c.kind, Name: c.name, Size: c.size} }
 
 // ProofLen is the length of a proof of c: ProofBytes per partition.

@@ -707,3 +707,53 @@ func TestPoSt2KiB(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapDeals2KiB proves a 2 KiB SnapDeals request built by
+// SnapDealsRequest: its encoding equals the fixture's (scripts/test.sh:
+// snap-2k.input in CUZK_TEST_POST_DIR), and with dummy parameters of the
+// circuit's shape (real ones for 1.7M constraints take long here) the proof
+// is made and refused by verification.
+func TestSnapDeals2KiB(t *testing.T) {
+	dir := os.Getenv("CUZK_TEST_POST_DIR")
+	if dir == "" {
+		t.Skip("CUZK_TEST_POST_DIR not set (scripts/test.sh sets it)")
+	}
+	fixture, err := os.ReadFile(filepath.Join(dir, "snap-2k.input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	n := int(le.Uint32(fixture[12:]))
+	req := SnapDealsRequest{ProofType: string(fixture[16 : 16+n])}
+	rest := fixture[16+n:]
+	copy(req.CommROld[:], rest)
+	copy(req.CommRNew[:], rest[32:])
+	copy(req.CommDNew[:], rest[64:])
+	count, rest := le.Uint64(rest[96:]), rest[104:]
+	for i := uint64(0); i < count; i++ {
+		l := le.Uint64(rest)
+		req.PartitionProofs, rest = append(req.PartitionProofs, rest[8:8+l]), rest[8+l:]
+	}
+	input := req.Input()
+	if !bytes.Equal(input, fixture) {
+		t.Fatalf("the typed request encodes %d bytes, not the fixture's %d", len(input), len(fixture))
+	}
+	pce, err := LoadPCE(SnapDeals("2KiB"), filepath.Join(t.TempDir(), "snap.pce"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pce.Close()
+	params, err := LoadParams(filepath.Join(dir, "snap-2k-dummy.params"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer params.Close()
+	r := Request{PCE: pce, Params: params, Input: input, Backend: CPU}
+	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrVerificationFailed) {
+		t.Fatalf("dummy parameters: %v", err)
+	}
+	r.Input = input[:len(input)-1]
+	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("truncated: %v", err)
+	}
+}

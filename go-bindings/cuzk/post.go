@@ -77,12 +77,7 @@ func postInput(proofType string, randomness, proverID [32]byte, partition *uint6
 		k = *partition
 	}
 	out = binary.LittleEndian.AppendUint64(out, k)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(vanilla)))
-	for _, v := range vanilla {
-		out = binary.LittleEndian.AppendUint64(out, uint64(len(v)))
-		out = append(out, v...)
-	}
-	return out
+	return appendBlobs(out, vanilla)
 }
 
 // proofCap is a buffer size for a proof of c with input: ProofLen, or for a
@@ -112,4 +107,43 @@ func proofCap(c Circuit, input []byte) (int, error) {
 		return all, nil
 	}
 	return n, nil
+}
+
+// SnapDealsRequest is what filecoin-proofs-api's
+// generate_empty_sector_update_proof_with_vanilla takes. Its Input goes in a
+// Request for a SnapDeals circuit of the same sector size; the proof is the
+// partitions' 192-byte proofs in order.
+type SnapDealsRequest struct {
+	// ProofType is the registered update proof, e.g. "StackedDrg32GiBV1".
+	ProofType                    string
+	CommROld, CommRNew, CommDNew [32]byte
+	// PartitionProofs are generate_partition_proofs' results, in order.
+	PartitionProofs [][]byte
+}
+
+// Input is the request's encoding (README "SnapDeals").
+func (r SnapDealsRequest) Input() []byte {
+	size := 16 + len(r.ProofType) + 96 + 8
+	for _, v := range r.PartitionProofs {
+		size += 8 + len(v)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, "CUZKSNAP"...)
+	out = binary.LittleEndian.AppendUint32(out, 1)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(r.ProofType)))
+	out = append(out, r.ProofType...)
+	out = append(out, r.CommROld[:]...)
+	out = append(out, r.CommRNew[:]...)
+	out = append(out, r.CommDNew[:]...)
+	return appendBlobs(out, r.PartitionProofs)
+}
+
+// appendBlobs appends a count, then each blob with its length.
+func appendBlobs(out []byte, blobs [][]byte) []byte {
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(blobs)))
+	for _, v := range blobs {
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(v)))
+		out = append(out, v...)
+	}
+	return out
 }

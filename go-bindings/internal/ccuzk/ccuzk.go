@@ -131,6 +131,7 @@ const (
 	CircuitPorep                = uint32(C.CUZK_CIRCUIT_POREP)
 	CircuitWinningPost          = uint32(C.CUZK_CIRCUIT_WINNING_POST)
 	CircuitWindowPost           = uint32(C.CUZK_CIRCUIT_WINDOW_POST)
+	CircuitSnapDeals            = uint32(C.CUZK_CIRCUIT_SNAP_DEALS)
 	BackendAuto                 = uint32(C.CUZK_BACKEND_AUTO)
 	BackendCPU                  = uint32(C.CUZK_BACKEND_CPU)
 	BackendCUDA                 = uint32(C.CUZK_BACKEND_CUDA)
