@@ -161,6 +161,30 @@ fn bad_inputs_are_refused_clearly() {
     assert!(matches!(Circuit::Post(WINDOW).statement(0, b"junk"), Err(Error::InvalidInput(_))));
 }
 
+/// Rows of a blank circuit as bellperson's `BenchCS` counts them (no input rows), without
+/// recording the matrices.
+fn bench_rows(c: Circuit) -> usize {
+    use bellperson::util_cs::bench_cs::BenchCS;
+    let mut cs = BenchCS::<Scalar>::new();
+    bellperson::Circuit::synthesize(c.blank().unwrap(), &mut cs).unwrap();
+    cs.num_constraints()
+}
+
+/// The 32 GiB counts filecoin-proofs publishes: a SnapDeals partition (81,049,499) here; a
+/// WindowPoSt partition (125,279,217) in `window_post_32gib_rows` (minutes on 2 cores).
+#[test]
+fn snap_deals_32gib_rows() {
+    scratch();
+    assert_eq!(bench_rows(Circuit::Snap(PorepSize::GiB32)), 81_049_499);
+}
+
+#[test]
+#[ignore = "minutes on 2 cores: cargo test --release --test post -- --ignored"]
+fn window_post_32gib_rows() {
+    scratch();
+    assert_eq!(bench_rows(Circuit::Post(PostType { kind: PostKind::Window, size: PorepSize::GiB32 })), 125_279_217);
+}
+
 #[test]
 fn circuit_shapes() {
     scratch();
