@@ -1,10 +1,9 @@
-//! SnapDeals through the PCE path, on a 2 KiB sector sealed and updated here:
+//! SnapDeals through the PCE path, on a 2 KiB sector sealed and updated here, with real
+//! parameters generated here (the 1.7M-row circuit: minutes on 2 cores):
 //! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on
-//!   filecoin-proofs' own partition circuit (structurally valid, unsound parameters: real ones
-//!   for the 1.7M-constraint circuit take long on 2 cores; `cuzk-bench prove --circuit
-//!   snap-2KiB --params FILE` checks real proofs with filecoin-proofs' verifier);
-//! - the public inputs are filecoin-proofs' (`generate_public_inputs`), and with dummy
-//!   parameters the proof is refused by cuzk's verification;
+//!   filecoin-proofs' own partition circuit, verifies, and filecoin-proofs-api's own
+//!   `verify_empty_sector_update_proof` accepts it (the verifying key written where it looks);
+//!   with dummy parameters of the same shape the proof is refused;
 //! - malformed and mismatched inputs get clear errors.
 #![cfg(feature = "porep")]
 
@@ -16,47 +15,69 @@ use cuzk::circuits::porep::PorepSize;
 use cuzk::circuits::snap::{self, SnapInput};
 use cuzk::circuits::{Circuit, ProofClass};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
+use cuzk::groth16::params::generate_params;
 use cuzk::groth16::{dummy_params, Backend};
+
+/// filecoin-proofs reads its settings once per process: its parameter and parent caches are
+/// fixed before its first call, by every test.
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-snap-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("params")).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", d.join("params"));
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
+        d
+    })
+}
 
 fn input() -> &'static SnapInput {
     static I: OnceLock<SnapInput> = OnceLock::new();
-    I.get_or_init(|| {
-        let d: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-snap-{}", std::process::id()));
-        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
-        let i = snap::make_snap_input(PorepSize::KiB2, &d, 5).expect("seal and update a 2 KiB sector");
-        let _ = std::fs::remove_dir_all(&d);
-        i
-    })
+    I.get_or_init(|| snap::make_snap_input(PorepSize::KiB2, scratch(), 5).expect("seal and update a 2 KiB sector"))
 }
 
 const SNAP: Circuit = Circuit::Snap(PorepSize::KiB2);
 
 #[test]
-fn snap_deals_matches_bellperson() {
+fn snap_deals_matches_bellperson_and_filecoin_verifies_it() {
     let bytes = input().encode();
     let statement = SNAP.statement(0, &bytes).unwrap();
     assert_eq!((statement.partitions(), statement.class()), (1, ProofClass::Throughput));
     let pce = SNAP.extract_pce().unwrap();
     eprintln!("snap-2KiB: {} constraints, {} inputs, {} nnz", pce.num_constraints(), pce.num_inputs, pce.nnz());
     assert_eq!(pce.num_inputs, 5, "ONE + k_and_h_select, comm_r_old, comm_d_new, comm_r_new");
-    let params = dummy_params(&pce, 3);
+    let id = snap::param_cache_identifier(PorepSize::KiB2).unwrap();
+    let params =
+        generate_params(snap::blank_circuit(PorepSize::KiB2).unwrap(), &scratch().join("snap.params"), 9).unwrap();
+    params.vk.write(std::fs::File::create(scratch().join("params").join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(6u64));
     let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() }).unwrap();
-    let prove = |verify| {
+    let prove = |params| {
         engine.prove(Request {
             pce: &pce,
-            params: &params,
+            params,
             statement: &statement,
-            opts: ProveOptions { backend: Backend::Cpu, verify, randomness: Some(vec![(r, s)]) },
+            opts: ProveOptions { backend: Backend::Cpu, verify: true, randomness: Some(vec![(r, s)]) },
             priority: Priority::default(),
             cancel: CancelToken::new(),
             observer: None,
         })
     };
-    let (proofs, _) = prove(false).unwrap();
+    let (proofs, _) = prove(&params).unwrap();
+    let ours = engine::proof_bytes(&proofs);
     let theirs = bellperson::groth16::create_proof(statement.instance(0).unwrap(), &params, r, s).unwrap();
-    assert_eq!(engine::proof_bytes(&proofs), cuzk::groth16::proof_bytes(&theirs), "byte-identical to bellperson");
-    assert!(matches!(prove(true), Err(cuzk::Error::VerificationFailed)), "dummy parameters cannot verify");
+    assert_eq!(ours, cuzk::groth16::proof_bytes(&theirs), "byte-identical to bellperson");
+    assert!(
+        snap::filecoin_verify(&bytes, &ours).unwrap(),
+        "filecoin-proofs' verify_empty_sector_update_proof accepts it"
+    );
+    let mut other = ours.clone();
+    other[5] ^= 1;
+    assert!(!matches!(snap::filecoin_verify(&bytes, &other), Ok(true)), "a changed proof is refused");
+    assert!(
+        matches!(prove(&dummy_params(&pce, 3)), Err(cuzk::Error::VerificationFailed)),
+        "dummy parameters cannot verify"
+    );
 }
 
 #[test]
