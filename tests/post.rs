@@ -10,7 +10,9 @@
 //! - malformed and mismatched inputs get clear errors.
 #![cfg(feature = "porep")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::OnceLock;
 
 use bellperson::groth16::Parameters;
@@ -28,17 +30,8 @@ use filecoin_proofs_api::post as api;
 const WINNING: PostType = PostType { kind: PostKind::Winning, size: PorepSize::KiB2 };
 const WINDOW: PostType = PostType { kind: PostKind::Window, size: PorepSize::KiB2 };
 
-/// filecoin-proofs reads its settings (parameter cache, parent cache) once per process, so
-/// both directories are fixed before its first call: every test calls this first.
 fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-post-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("params")).unwrap();
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", d.join("params"));
-        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
-        d
-    })
+    common::filecoin_scratch("post")
 }
 
 fn fixture() -> &'static PostFixture {

@@ -7,7 +7,9 @@
 //! - malformed and mismatched inputs get clear errors.
 #![cfg(feature = "porep")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::OnceLock;
 
 use blstrs::Scalar;
@@ -18,17 +20,8 @@ use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptio
 use cuzk::groth16::params::generate_params;
 use cuzk::groth16::{dummy_params, Backend};
 
-/// filecoin-proofs reads its settings once per process: its parameter and parent caches are
-/// fixed before its first call, by every test.
 fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-snap-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("params")).unwrap();
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", d.join("params"));
-        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
-        d
-    })
+    common::filecoin_scratch("snap")
 }
 
 fn input() -> &'static SnapInput {

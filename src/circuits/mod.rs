@@ -21,6 +21,28 @@ macro_rules! with_shape {
 
 #[cfg(feature = "porep")]
 mod frame;
+/// `$e` with `$s` bound to the payload of whichever tree-shape variant of enum `$enum`
+/// (`Base`, `Sub8`, `Top2`) `$x` is: the one dispatch of the shape-erased Filecoin types.
+#[cfg(feature = "porep")]
+macro_rules! by_shape {
+    ($enum:ident, $x:expr, $s:ident => $e:expr) => {
+        match $x {
+            $enum::Base($s) => $e,
+            $enum::Sub8($s) => $e,
+            $enum::Top2($s) => $e,
+        }
+    };
+}
+
+/// `Ok` when `k` names one of `n` partitions, else `InvalidInput` from `what`'s request.
+#[cfg(feature = "porep")]
+fn check_partition_index(k: usize, n: usize, what: &str) -> Result<()> {
+    match k < n {
+        true => Ok(()),
+        false => Err(Error::InvalidInput(format!("{what}: partition {k} out of range: this request has {n}"))),
+    }
+}
+
 pub mod mimc_chain;
 #[cfg(feature = "porep")]
 pub mod porep;

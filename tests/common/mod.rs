@@ -171,3 +171,17 @@ pub fn traps(n_inputs: usize) -> Traps {
 pub fn blank_traps(n_inputs: usize) -> Traps {
     Traps { n_inputs, x: None, corrupt: false }
 }
+
+/// A scratch directory for a test process's Filecoin fixtures, with filecoin-proofs'
+/// parameter cache (`params/`) and parent cache in it. filecoin-proofs reads those settings
+/// once per process, so every test calls this before anything reaches filecoin-proofs.
+pub fn filecoin_scratch(tag: &str) -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("params")).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", d.join("params"));
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", d.join("parents"));
+        d
+    })
+}

@@ -191,11 +191,7 @@ impl PorepC1 {
 
     /// Number of partitions (= proofs) in this C1.
     pub fn num_partitions(&self) -> usize {
-        match &self.proofs {
-            VanillaProofs::Base(t) => t.vanilla.len(),
-            VanillaProofs::Sub8(t) => t.vanilla.len(),
-            VanillaProofs::Top2(t) => t.vanilla.len(),
-        }
+        by_shape!(VanillaProofs, &self.proofs, t => t.vanilla.len())
     }
 
     fn check_k(&self, k: usize) -> Result<()> {
@@ -212,21 +208,13 @@ impl PorepC1 {
     /// Partition `k`'s circuit (with its witness values), as filecoin-proofs builds it for C2.
     pub fn circuit(&self, k: usize) -> Result<PorepCircuit> {
         self.check_k(k)?;
-        match &self.proofs {
-            VanillaProofs::Base(t) => t.circuit(&self.pub_in, k),
-            VanillaProofs::Sub8(t) => t.circuit(&self.pub_in, k),
-            VanillaProofs::Top2(t) => t.circuit(&self.pub_in, k),
-        }
+        by_shape!(VanillaProofs, &self.proofs, t => t.circuit(&self.pub_in, k))
     }
 
     /// Partition `k`'s public inputs as the verifier computes them (without the leading ONE).
     pub fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
         self.check_k(k)?;
-        match &self.proofs {
-            VanillaProofs::Base(t) => t.public_inputs(&self.pub_in, k),
-            VanillaProofs::Sub8(t) => t.public_inputs(&self.pub_in, k),
-            VanillaProofs::Top2(t) => t.public_inputs(&self.pub_in, k),
-        }
+        by_shape!(VanillaProofs, &self.proofs, t => t.public_inputs(&self.pub_in, k))
     }
 }
 

@@ -177,37 +177,21 @@ impl<Tree: Shape> ShapedCircuit<Tree> {
 
 impl Circuit<Scalar> for PorepCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
-        match self.0 {
-            AnyShape::Base(c) => c.synthesize(cs),
-            AnyShape::Sub8(c) => c.synthesize(cs),
-            AnyShape::Top2(c) => c.synthesize(cs),
-        }
+        by_shape!(AnyShape, self.0, c => c.synthesize(cs))
     }
 }
 
 impl WitnessSource for PorepCircuit {
     fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness> {
-        match self.0 {
-            AnyShape::Base(c) => c.gadget_witness(into),
-            AnyShape::Sub8(c) => c.gadget_witness(into),
-            AnyShape::Top2(c) => c.gadget_witness(into),
-        }
+        by_shape!(AnyShape, self.0, c => c.gadget_witness(into))
     }
 
     fn witness(self, pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
-        match self.0 {
-            AnyShape::Base(c) => c.witness(pce, into),
-            AnyShape::Sub8(c) => c.witness(pce, into),
-            AnyShape::Top2(c) => c.witness(pce, into),
-        }
+        by_shape!(AnyShape, self.0, c => c.witness(pce, into))
     }
 
     fn program<'p>(&self, pce: &'p Pce) -> Option<&'p Program> {
-        match &self.0 {
-            AnyShape::Base(c) => c.program(pce),
-            AnyShape::Sub8(c) => c.program(pce),
-            AnyShape::Top2(c) => c.program(pce),
-        }
+        by_shape!(AnyShape, &self.0, c => c.program(pce))
     }
 }
 

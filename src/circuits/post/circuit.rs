@@ -76,11 +76,7 @@ pub fn blank_circuit(t: PostType) -> Result<PostCircuit> {
 
 impl Circuit<Scalar> for PostCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
-        match self.0 {
-            AnyShape::Base(c) => c.synthesize(cs),
-            AnyShape::Sub8(c) => c.synthesize(cs),
-            AnyShape::Top2(c) => c.synthesize(cs),
-        }
+        by_shape!(AnyShape, self.0, c => c.synthesize(cs))
     }
 }
 

@@ -14,7 +14,7 @@ use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
 use super::{config, public_params_for, Domain, PostCircuit, PostInput, PostKind, PostType, Shape};
-use crate::circuits::guarded;
+use crate::circuits::{check_partition_index, guarded};
 use crate::{Error, Result};
 
 /// The most partitions a WindowPoSt deadline holds (the miner actor's
@@ -114,38 +114,19 @@ impl PostRequest {
 
     /// Partitions (= Groth16 proofs) this request proves.
     pub fn num_partitions(&self) -> usize {
-        match &self.shaped {
-            AnyShape::Base(s) => s.partitions.len(),
-            AnyShape::Sub8(s) => s.partitions.len(),
-            AnyShape::Top2(s) => s.partitions.len(),
-        }
-    }
-
-    fn check_k(&self, k: usize) -> Result<()> {
-        match k < self.num_partitions() {
-            true => Ok(()),
-            false => Err(bad(format!("partition {k} out of range: this request has {}", self.num_partitions()))),
-        }
+        by_shape!(AnyShape, &self.shaped, s => s.partitions.len())
     }
 
     /// Partition `k`'s circuit, with its witness values, as filecoin-proofs builds it.
     pub fn circuit(&self, k: usize) -> Result<PostCircuit> {
-        self.check_k(k)?;
-        match &self.shaped {
-            AnyShape::Base(s) => s.circuit(k),
-            AnyShape::Sub8(s) => s.circuit(k),
-            AnyShape::Top2(s) => s.circuit(k),
-        }
+        check_partition_index(k, self.num_partitions(), "PoSt input")?;
+        by_shape!(AnyShape, &self.shaped, s => s.circuit(k))
     }
 
     /// Partition `k`'s public inputs as the API's verifier computes them (without the ONE).
     pub fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
-        self.check_k(k)?;
-        match &self.shaped {
-            AnyShape::Base(s) => s.public_inputs(k),
-            AnyShape::Sub8(s) => s.public_inputs(k),
-            AnyShape::Top2(s) => s.public_inputs(k),
-        }
+        check_partition_index(k, self.num_partitions(), "PoSt input")?;
+        by_shape!(AnyShape, &self.shaped, s => s.public_inputs(k))
     }
 }
 

@@ -75,11 +75,7 @@ pub fn blank_circuit(size: PorepSize) -> Result<SnapCircuit> {
 
 impl Circuit<Scalar> for SnapCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
-        match self.0 {
-            AnyShape::Base(c) => c.synthesize(cs),
-            AnyShape::Sub8(c) => c.synthesize(cs),
-            AnyShape::Top2(c) => c.synthesize(cs),
-        }
+        by_shape!(AnyShape, self.0, c => c.synthesize(cs))
     }
 }
 

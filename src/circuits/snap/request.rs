@@ -18,8 +18,8 @@ use storage_proofs_update::{
 
 use super::circuit::public_params;
 use super::{partitions, size_of, Shape, SnapCircuit, SnapInput};
-use crate::circuits::guarded;
 use crate::circuits::porep::PorepSize;
+use crate::circuits::{check_partition_index, guarded};
 use crate::{Error, Result};
 
 pub(super) struct Shaped<Tree: Shape> {
@@ -95,38 +95,19 @@ impl SnapRequest {
 
     /// Partitions (= Groth16 proofs) this request proves.
     pub fn num_partitions(&self) -> usize {
-        match &self.shaped {
-            AnyShape::Base(s) => s.proofs.len(),
-            AnyShape::Sub8(s) => s.proofs.len(),
-            AnyShape::Top2(s) => s.proofs.len(),
-        }
-    }
-
-    fn check_k(&self, k: usize) -> Result<()> {
-        match k < self.num_partitions() {
-            true => Ok(()),
-            false => Err(bad(format!("partition {k} out of range: this request has {}", self.num_partitions()))),
-        }
+        by_shape!(AnyShape, &self.shaped, s => s.proofs.len())
     }
 
     /// Partition `k`'s circuit, with its witness values, as filecoin-proofs builds it.
     pub fn circuit(&self, k: usize) -> Result<SnapCircuit> {
-        self.check_k(k)?;
-        match &self.shaped {
-            AnyShape::Base(s) => s.circuit(k),
-            AnyShape::Sub8(s) => s.circuit(k),
-            AnyShape::Top2(s) => s.circuit(k),
-        }
+        check_partition_index(k, self.num_partitions(), "SnapDeals input")?;
+        by_shape!(AnyShape, &self.shaped, s => s.circuit(k))
     }
 
     /// Partition `k`'s public inputs as the API's verifier computes them (without the ONE).
     pub fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
-        self.check_k(k)?;
-        match &self.shaped {
-            AnyShape::Base(s) => s.public_inputs(k),
-            AnyShape::Sub8(s) => s.public_inputs(k),
-            AnyShape::Top2(s) => s.public_inputs(k),
-        }
+        check_partition_index(k, self.num_partitions(), "SnapDeals input")?;
+        by_shape!(AnyShape, &self.shaped, s => s.public_inputs(k))
     }
 }
 
