@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs a fuzz target (`pce_load`: the `.pce` loader; `c1_parse`: the PoRep C1
-# parser) without cargo-fuzz installed:
+# parser; `filecoin_input`: the PoSt and SnapDeals request parsers) without cargo-fuzz installed:
 # the same flags `cargo fuzz build` passes (SanitizerCoverage for libFuzzer,
 # AddressSanitizer, debug assertions, overflow checks), on nightly. With
 # cargo-fuzz available, `cargo +nightly fuzz run TARGET` is equivalent.
@@ -10,7 +10,9 @@
 #
 # Seeds: `CUZK_FUZZ_SEEDS=fuzz/corpus/pce_load CARGO_TARGET_DIR=target/mem \
 #   cargo test --release --no-default-features --test pce_file -- --ignored write_fuzz_seeds`;
-# for c1_parse, a real C1: `cuzk-bench c1 --sector 2KiB --out fuzz/corpus/c1_parse/2k.json`.
+# for c1_parse, a real C1: `cuzk-bench c1 --sector 2KiB --out fuzz/corpus/c1_parse/2k.json`;
+# for filecoin_input, `cuzk-bench fixture --circuit winning-post-2KiB|window-post-2KiB|snap-2KiB`
+# outputs with the circuit's byte (0, 1, 2) in front.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-600}

@@ -144,6 +144,12 @@ fn bad_inputs_are_refused_clearly() {
     assert!(statement(WINDOW, &noncanonical).contains("randomness is not a canonical"));
     let cut = PostInput { vanilla: vec![good.vanilla[0][..100].to_vec()], ..good.clone() };
     assert!(statement(WINDOW, &cut).contains("does not decode"));
+    // The first path step's index (after sector id, comm_r, the sector and proof counts, the
+    // proof's tag, root, leaf, the path's length and 7 siblings) past its siblings: Filecoin's
+    // hasher would panic on it (found by fuzzing).
+    let mut step = good.clone();
+    step.vanilla[0][364..372].copy_from_slice(&9u64.to_le_bytes());
+    assert!(statement(WINDOW, &step).contains("not of this tree"));
     let far = PostInput { partition: Some(5000), ..good.clone() };
     assert!(statement(WINDOW, &far).contains("out of range"));
     let too_many = PostInput { partition: Some(0), vanilla: vec![good.vanilla[0].clone(); 3], ..good.clone() };

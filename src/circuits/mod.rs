@@ -34,6 +34,25 @@ macro_rules! by_shape {
     };
 }
 
+/// A 32-byte value that is a canonical BLS12-381 scalar (every hash Filecoin's trees hold).
+#[cfg(feature = "porep")]
+fn canonical(bytes: &[u8]) -> bool {
+    use ff::PrimeField;
+    <[u8; 32]>::try_from(bytes).is_ok_and(|b| Scalar::from_repr_vartime(b).is_some())
+}
+
+/// A Merkle proof Filecoin's hashers can take without panicking: every step has the siblings
+/// of an arity-2 or arity-8 node (1 or 7) and its index among them, and every value (siblings,
+/// leaf, root) is a canonical scalar.
+#[cfg(feature = "porep")]
+fn merkle_proof_sound<P: storage_proofs_core::merkle::MerkleProofTrait>(p: &P) -> bool {
+    let (leaf, root) = (p.leaf(), p.root());
+    let path = p.path();
+    let steps = path.iter().all(|(siblings, index)| matches!(siblings.len(), 1 | 7) && *index <= siblings.len());
+    let mut values = path.iter().flat_map(|(siblings, _)| siblings).chain([&leaf, &root]);
+    steps && values.all(|d| canonical(d.as_ref()))
+}
+
 /// `Ok` when `k` names one of `n` partitions, else `InvalidInput` from `what`'s request.
 #[cfg(feature = "porep")]
 fn check_partition_index(k: usize, n: usize, what: &str) -> Result<()> {

@@ -4,7 +4,6 @@
 use std::fmt;
 
 use blstrs::Scalar;
-use ff::PrimeField;
 use filecoin_hashers::Domain as _;
 use filecoin_proofs::constants::{SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
 use filecoin_proofs::FallbackPoStSectorProof;
@@ -14,7 +13,7 @@ use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
 use super::{config, public_params_for, Domain, PostCircuit, PostInput, PostKind, PostType, Shape};
-use crate::circuits::{check_partition_index, guarded};
+use crate::circuits::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
 /// The most partitions a WindowPoSt deadline holds (the miner actor's
@@ -61,10 +60,6 @@ impl fmt::Debug for PostRequest {
 
 fn bad(m: impl fmt::Display) -> Error {
     Error::InvalidInput(format!("PoSt input: {m}"))
-}
-
-fn canonical(bytes: &[u8]) -> bool {
-    <[u8; 32]>::try_from(bytes).is_ok_and(|b| Scalar::from_repr_vartime(b).is_some())
 }
 
 impl PostRequest {
@@ -175,10 +170,10 @@ fn decode_vanilla<Tree: Shape>(
                 proof.expected_len(leaves)
             )));
         }
-        let (leaf, root) = (proof.leaf(), proof.root());
-        let mut values = path.iter().flat_map(|(siblings, _)| siblings).chain([&leaf, &root]);
-        if !values.all(|d| canonical(d.as_ref())) {
-            return Err(bad_i(format!("inclusion proof {j} holds a value that is not a canonical scalar")));
+        if !merkle_proof_sound(proof) {
+            return Err(bad_i(format!(
+                "inclusion proof {j} holds a value that is not a canonical scalar, or a step not of this tree"
+            )));
         }
     }
     Ok(p)

@@ -4,7 +4,6 @@
 use std::fmt;
 
 use blstrs::Scalar;
-use ff::PrimeField;
 use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{DefaultPieceDomain, SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
 use filecoin_proofs::SectorUpdateConfig;
@@ -19,7 +18,7 @@ use storage_proofs_update::{
 use super::circuit::public_params;
 use super::{partitions, size_of, Shape, SnapCircuit, SnapInput};
 use crate::circuits::porep::PorepSize;
-use crate::circuits::{check_partition_index, guarded};
+use crate::circuits::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
 pub(super) struct Shaped<Tree: Shape> {
@@ -48,18 +47,6 @@ impl fmt::Debug for SnapRequest {
 
 fn bad(m: impl fmt::Display) -> Error {
     Error::InvalidInput(format!("SnapDeals input: {m}"))
-}
-
-fn canonical(bytes: &[u8]) -> bool {
-    <[u8; 32]>::try_from(bytes).is_ok_and(|b| Scalar::from_repr_vartime(b).is_some())
-}
-
-/// Every value of a Merkle proof (path, leaf, root) is a canonical scalar.
-fn proof_canonical<P: MerkleProofTrait>(p: &P) -> bool {
-    let (leaf, root) = (p.leaf(), p.root());
-    let path = p.path();
-    let mut values = path.iter().flat_map(|(siblings, _)| siblings).chain([&leaf, &root]);
-    values.all(|d| canonical(d.as_ref()))
 }
 
 impl SnapRequest {
@@ -131,8 +118,9 @@ fn decode_partition<Tree: Shape>(k: usize, bytes: &[u8], size: PorepSize) -> Res
     for (i, c) in p.challenge_proofs.iter().enumerate() {
         let lens_ok = c.proof_r_old.path().len() == c.proof_r_old.expected_len(nodes)
             && c.proof_r_new.path().len() == c.proof_r_new.expected_len(nodes);
-        let values_ok =
-            proof_canonical(&c.proof_r_old) && proof_canonical(&c.proof_d_new) && proof_canonical(&c.proof_r_new);
+        let values_ok = merkle_proof_sound(&c.proof_r_old)
+            && merkle_proof_sound(&c.proof_d_new)
+            && merkle_proof_sound(&c.proof_r_new);
         if !lens_ok || !values_ok {
             return Err(bad_k(format!("challenge {i}'s Merkle proofs are not of this sector's trees")));
         }
