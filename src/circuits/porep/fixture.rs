@@ -60,7 +60,8 @@ fn io(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> Error {
     move |e| Error::Io(format!("{what}: {e}"))
 }
 
-fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
+/// A failed filecoin-proofs-api step of a fixture, as an error naming it.
+pub(crate) fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
     move |e| Error::InvalidInput(format!("{step} failed: {e:#}"))
 }
 

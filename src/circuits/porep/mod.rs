@@ -52,6 +52,8 @@ use c1::{ShapedProofs, VanillaProofs};
 pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, PorepCircuit};
 use circuit::{AnyShape, ShapedCircuit};
 #[cfg(feature = "oracles")]
+pub(crate) use fixture::fil;
+#[cfg(feature = "oracles")]
 pub use fixture::{make_c1, prover_id_from_miner, SealedSector};
 pub use params::{params_file_name, read_verifying_key};
 pub use sizes::PorepSize;

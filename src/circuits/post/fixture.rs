@@ -11,12 +11,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{PostInput, PostKind, PostType};
-use crate::circuits::porep::SealedSector;
+use crate::circuits::porep::{fil, SealedSector};
 use crate::{Error, Result};
-
-fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
-    move |e| Error::InvalidInput(format!("{step} failed: {e:#}"))
-}
 
 /// One sealed sector (2 KiB or 8 MiB) that PoSt requests prove, kept until dropped.
 pub struct PostFixture {

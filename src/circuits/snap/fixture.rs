@@ -11,12 +11,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{registered_proof, SnapInput};
-use crate::circuits::porep::{PorepSize, SealedSector};
+use crate::circuits::porep::{fil, PorepSize, SealedSector};
 use crate::{Error, Result};
-
-fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
-    move |e| Error::InvalidInput(format!("{step} failed: {e:#}"))
-}
 
 fn io(e: std::io::Error) -> Error {
     Error::Io(format!("SnapDeals fixture: {e}"))
