@@ -3,7 +3,7 @@
  *   demo [CIRCUIT [CONSTRAINTS [DIR]]]    default: sha256-chain 65536 ./cuzk-demo-data
  *
  * Extracts the circuit's PCE (first run) or maps it, loads Groth16
- * parameters (generated with bellperson's generator on the first run),
+ * parameters (generated from the circuit's PCE on the first run),
  * proves, verifies, and prints per-stage timings and cuzk_mem_stats. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
   struct cuzk_params *params = NULL;
   s = cuzk_params_load(params_path, 0, &params, &err);
   if (s == CUZK_FILE_NOT_FOUND) {
-    printf("2. no parameters yet: generating them with bellperson's generator (demo only; ~30 CPU-s at 2^16)...\n");
+    printf("2. no parameters yet: generating them from the circuit's PCE (demo only: the seed is the trapdoor)...\n");
     fflush(stdout);
     s = cuzk_params_generate(&circuit, params_path, 0, &params, &err);
   }

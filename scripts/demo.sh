@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job through the C ABI on a built-in default: builds libcuzk.a and
 # the C demo, then extracts the PCE of sha256-chain at 2^16 constraints (first
-# run), loads Groth16 parameters (generated on the first run, ~30 CPU-s),
+# run), loads Groth16 parameters (generated on the first run, in seconds),
 # proves, verifies, and prints per-stage timings and cuzk_mem_stats.
 #
 #   ./scripts/demo.sh [CIRCUIT [CONSTRAINTS [DIR]]]   default: sha256-chain 65536 ./cuzk-demo-data

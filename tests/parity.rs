@@ -8,6 +8,7 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
+use cuzk::groth16::setup::setup;
 use cuzk::groth16::{self, dummy_params, Backend, Urgency};
 use cuzk::pce::{check_satisfied, evaluate, extract};
 use cuzk::witness::Witness;
@@ -42,6 +43,41 @@ impl Circuit<Scalar> for OnlyOne {
 fn single_input_circuit_matches_bellperson() {
     let pce = full_parity(&OnlyOne, None);
     assert_eq!(pce.num_inputs, 1);
+}
+
+/// `setup` from the PCE gives bellperson's generator's parameters, byte for byte.
+fn setup_matches_bellperson<C: Circuit<Scalar> + Clone>(c: &C, seed: u64) {
+    let bytes = |p: &bellperson::groth16::Parameters<Bls12>| {
+        let mut v = Vec::new();
+        p.write(&mut v).unwrap();
+        v
+    };
+    let theirs = generate_random_parameters::<Bls12, _, _>(c.clone(), &mut ChaCha20Rng::seed_from_u64(seed)).unwrap();
+    let ours = setup(&extract(c.clone()).unwrap(), seed).unwrap();
+    assert!(bytes(&ours) == bytes(&theirs), "parameters differ from bellperson's");
+}
+
+#[test]
+fn setup_matches_bellpersons_generator() {
+    setup_matches_bellperson(&OnlyOne, 1);
+    setup_matches_bellperson(&traps(5), 2);
+    setup_matches_bellperson(&Sha256Chain::blank(1), 3);
+    setup_matches_bellperson(&MimcChain::blank(5000), 4);
+    setup_matches_bellperson(&Synthetic::new(Family::Sha256Chain, 3000, 1).blank(), 5);
+}
+
+#[test]
+fn setup_refuses_an_unconstrained_variable() {
+    #[derive(Clone)]
+    struct Loose;
+    impl Circuit<Scalar> for Loose {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            cs.alloc(|| "free", || Ok(Scalar::ONE))?;
+            Ok(())
+        }
+    }
+    assert!(generate_random_parameters::<Bls12, _, _>(Loose, &mut ChaCha20Rng::seed_from_u64(1)).is_err());
+    assert!(matches!(setup(&extract(Loose).unwrap(), 1), Err(Error::Synthesis(_))));
 }
 
 #[test]

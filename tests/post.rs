@@ -44,7 +44,7 @@ fn ready(t: PostType) -> (Pce, Parameters<Bls12>) {
     let dir = scratch().join("params");
     let pce = Circuit::Post(t).extract_pce().unwrap();
     let id = post::param_cache_identifier(t).unwrap();
-    let params = generate_params(post::blank_circuit(t).unwrap(), &dir.join(format!("v28-{id}.params")), 5).unwrap();
+    let params = generate_params(&pce, &dir.join(format!("v28-{id}.params")), 5).unwrap();
     params.vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     (pce, params)
 }

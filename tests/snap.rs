@@ -1,5 +1,5 @@
 //! SnapDeals through the PCE path, on a 2 KiB sector sealed and updated here, with real
-//! parameters generated here (the 1.7M-row circuit: minutes on 2 cores):
+//! parameters generated here from the PCE (the 1.7M-row circuit: under a minute on 2 cores):
 //! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on
 //!   filecoin-proofs' own partition circuit, verifies, and filecoin-proofs-api's own
 //!   `verify_empty_sector_update_proof` accepts it (the verifying key written where it looks);
@@ -40,8 +40,7 @@ fn snap_deals_matches_bellperson_and_filecoin_verifies_it() {
     eprintln!("snap-2KiB: {} constraints, {} inputs, {} nnz", pce.num_constraints(), pce.num_inputs, pce.nnz());
     assert_eq!(pce.num_inputs, 5, "ONE + k_and_h_select, comm_r_old, comm_d_new, comm_r_new");
     let id = snap::param_cache_identifier(PorepSize::KiB2).unwrap();
-    let params =
-        generate_params(snap::blank_circuit(PorepSize::KiB2).unwrap(), &scratch().join("snap.params"), 9).unwrap();
+    let params = generate_params(&pce, &scratch().join("snap.params"), 9).unwrap();
     params.vk.write(std::fs::File::create(scratch().join("params").join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(6u64));
     let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() }).unwrap();

@@ -11,7 +11,7 @@ use super::boundary::{arg_out, arg_path, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::circuits::{Circuit, Kind};
+use crate::circuits::Circuit;
 use crate::groth16::{params::generate_params, srs};
 
 /// Check that every point is in its subgroup while reading (on every core; a
@@ -53,20 +53,15 @@ pub fn load_params(path: &Path, checked: bool, cache: bool) -> FfiResult<cuzk_pa
     Ok(cuzk_params { params })
 }
 
-/// Generates fresh parameters for `circuit` with bellperson's generator,
-/// writes them to `path` and loads them.
+/// Generates real parameters for `circuit` from its PCE (recorded from its blank
+/// form), writes them to `path` and loads them.
 pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_params> {
-    if circuit.kind() == Kind::Porep {
-        return Err(Failure::new(
-            CUZK_UNSUPPORTED,
-            "generating PoRep parameters takes hours of CPU: load the Filecoin .params file with cuzk_params_load",
-        ));
-    }
-    let blank = circuit.blank()?;
+    let pce = circuit.extract_pce()?;
     let seed = if seed == 0 { rand::random::<u64>() | 1 } else { seed };
     // Whatever was loaded from this path before is stale now.
     srs::unload(path);
-    drop(generate_params(blank, path, seed)?);
+    drop(generate_params(&pce, path, seed)?);
+    drop(pce);
     load_params(path, false, false)
 }
 
@@ -112,12 +107,19 @@ pub unsafe extern "C" fn cuzk_params_load(
     })
 }
 
-/// Generates real Groth16 parameters for a built-in circuit with bellperson's
-/// generator (about 30 CPU-seconds at 2^16 constraints), writes them to `path`
-/// atomically (replacing any file there) and loads them.
+/// Generates real Groth16 parameters for a built-in circuit, writes them to
+/// `path` atomically (replacing any file there) and loads them. They are what
+/// bellperson's `generate_random_parameters` makes with
+/// `ChaCha20Rng::seed_from_u64(seed)`, evaluated from the circuit's recorded
+/// matrices: seconds per million constraints on a few cores (bellperson's
+/// generator takes minutes). A Filecoin circuit's generated parameters are not
+/// Filecoin's: proofs made with them verify only against them.
 ///
 /// For demos and tests only: the trapdoor comes from a 64-bit `seed` (0 = a
 /// random seed), so these parameters must never secure anything real.
+///
+/// Errors: as `cuzk_params_load`, and `CUZK_TOO_LARGE` when the process
+/// cannot hold the generation (about 0.8 KB per constraint).
 ///
 /// Ownership as `cuzk_params_load`; `circuit` is read during the call only.
 /// Thread-safety: safe from many threads at once, but do not generate into

@@ -21,6 +21,7 @@ mod params_cache;
 mod params_file;
 #[allow(unsafe_code)] // points as the bytes they are in memory, for the cache
 mod raw;
+pub mod setup;
 pub mod srs;
 
 use std::time::Instant;

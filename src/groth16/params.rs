@@ -1,5 +1,6 @@
 //! Groth16 parameters: shape checks against a PCE, reading bellperson/Filecoin
-//! `.params` files, and cheap structurally valid (unsound) parameters for tests.
+//! `.params` files, cheap structurally valid (unsound) parameters for tests, and real
+//! generated ones written to a file.
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
+use super::setup::setup;
 use crate::pce::Pce;
 use crate::{Error, Result};
 
@@ -93,15 +95,14 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
     }
 }
 
-/// Generates real (sound, randomly trapdoored) parameters for `blank` with
-/// bellperson's generator and writes them to `path` atomically (temp + rename).
-/// Slow: minutes for 2^18 constraints on 2 cores; meant for demos and tests.
-pub fn generate_params<C: bellperson::Circuit<Scalar>>(blank: C, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let params = bellperson::groth16::generate_random_parameters::<Bls12, _, _>(blank, &mut rng)?;
+/// Generates real (sound) parameters for the circuit of `pce` ([`setup`]: bellperson's
+/// generator's output for `seed`, in seconds) and writes them to `path` atomically (temp +
+/// rename). For demos and tests: the 64-bit seed is the whole trapdoor.
+pub fn generate_params(pce: &Pce, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {
+    let params = setup(pce, seed)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let write = || -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&tmp)?);
         params.write(&mut f)?;
         f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -1,7 +1,8 @@
 //! `params`: writes a bellperson `.params` file for a built-in circuit —
-//! real (bellperson's generator, slow) or `--dummy` (valid points of the right
-//! shape, unsound, seconds): dummy files let GPU provers be timed at sizes whose
-//! real parameters would take hours to generate; their proofs do not verify.
+//! real (generated from the circuit's PCE: what bellperson's generator makes with
+//! seed 1) or `--dummy` (valid points of the right shape, unsound, fast at any
+//! size: GPU provers timed without generating real parameters; their proofs do not
+//! verify).
 //! `--load FILE` times loading one instead: ours against bellperson's
 //! `Parameters::read` of the same file, from the page cache, checked equal.
 
@@ -45,7 +46,7 @@ pub struct Opts {
 
 /// Real parameters for the named circuit (PoRep: its partition circuit).
 fn generate(c: &CircuitArgs, out: &Path) -> Result<()> {
-    generate_params(c.circuit()?.blank()?, out, 1)?;
+    generate_params(&c.circuit()?.extract_pce()?, out, 1)?;
     Ok(())
 }
 
@@ -75,7 +76,7 @@ pub fn run(o: Opts) -> Result<()> {
         "params",
         &[
             ("circuit", id),
-            ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (bellperson generator)".to_string() }),
+            ("kind", if o.dummy { "dummy (unsound)".into() } else { "real (generated from the PCE)".to_string() }),
             ("file", format!("{} ({} bytes)", out.display(), std::fs::metadata(&out)?.len())),
             ("time", format!("{secs:.1} s")),
         ],

@@ -49,7 +49,7 @@ pub struct Opts {
     /// cpu | cuda | cuda:ID | auto (auto: every GPU, each proof to the least busy one)
     #[arg(long, default_value = "cpu")]
     pub backend: String,
-    /// Parameters file; generated (real, bellperson's generator) if absent.
+    /// Parameters file; generated (real, from the PCE) if absent.
     #[arg(long, required_unless_present = "dummy_params")]
     pub params: Option<PathBuf>,
     /// Dummy parameters made in memory instead (timing only: proofs are not verified).
@@ -165,8 +165,8 @@ fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Paramet
     if path.exists() {
         return Ok(cuzk::groth16::read_params(path, false)?);
     }
-    eprintln!("generating parameters into {} (bellperson's generator; slow)", path.display());
-    Ok(cuzk::groth16::params::generate_params(circuit.blank()?, path, 1)?)
+    eprintln!("generating parameters into {}", path.display());
+    Ok(cuzk::groth16::params::generate_params(&circuit.extract_pce()?, path, 1)?)
 }
 
 /// The circuit the proofs prove, and a PoRep circuit's C1 output.
