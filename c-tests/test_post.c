@@ -1,7 +1,9 @@
-/* WinningPoSt and WindowPoSt through the C ABI: the 2 KiB fixtures of
- * scripts/test.sh (CUZK_TEST_POST_DIR: {winning,window}-post-2k.input and
- * .params, real parameters) proven and verified; the size query; inputs that
- * are truncated, for another proof type or another circuit kind, refused. */
+/* WinningPoSt, WindowPoSt and SnapDeals through the C ABI: the 2 KiB
+ * fixtures of scripts/test.sh (CUZK_TEST_FIXTURES: {winning-post,window-post,
+ * snap}-2k.input and .params, real parameters) proven and verified; the size
+ * query; inputs that are truncated, for another proof type or another circuit
+ * kind, refused. A NonInteractivePoRep C1 (porep-2k-non-interactive-c1.json,
+ * with porep-2k.params) is sized by the (NULL, 0) query: 13 partitions. */
 #include "common.h"
 
 static uint8_t *read_file(const char *path, size_t *len) {
@@ -16,32 +18,33 @@ static uint8_t *read_file(const char *path, size_t *len) {
   return buf;
 }
 
-static struct cuzk_circuit post(uint32_t kind) {
+static struct cuzk_circuit sized_2k(uint32_t kind) {
   struct cuzk_circuit c = {kind, "2KiB", 0};
   return c;
 }
 
 int main(void) {
   struct cuzk_error err;
-  const char *dir = getenv("CUZK_TEST_POST_DIR");
-  struct cuzk_circuit winning = post(CUZK_CIRCUIT_WINNING_POST), window = post(CUZK_CIRCUIT_WINDOW_POST);
+  const char *dir = getenv("CUZK_TEST_FIXTURES");
+  struct cuzk_circuit winning = sized_2k(CUZK_CIRCUIT_WINNING_POST), window = sized_2k(CUZK_CIRCUIT_WINDOW_POST),
+                      snap = sized_2k(CUZK_CIRCUIT_SNAP_DEALS);
   size_t len = 0;
   REQUIRE_OK(cuzk_proof_len(&winning, &len, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES);
-  struct cuzk_circuit unknown = post(6);
+  struct cuzk_circuit unknown = sized_2k(6);
   EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_proof_len(&unknown, &len, &err), &err);
   if (!dir) {
-    printf("test_post: CUZK_TEST_POST_DIR not set (scripts/test.sh sets it): proving skipped\n");
+    printf("test_post: CUZK_TEST_FIXTURES not set (scripts/test.sh sets it): proving skipped\n");
     return finish("test_post");
   }
   make_test_dir("post");
-  const char *kinds[2] = {"winning", "window"};
-  struct cuzk_circuit circuits[2] = {winning, window};
-  uint8_t *inputs[2] = {NULL, NULL};
-  size_t input_lens[2] = {0, 0};
-  for (int i = 0; i < 2; i++) {
+  const char *kinds[3] = {"winning-post", "window-post", "snap"};
+  struct cuzk_circuit circuits[3] = {winning, window, snap};
+  uint8_t *inputs[3] = {NULL, NULL, NULL};
+  size_t input_lens[3] = {0, 0, 0};
+  for (int i = 0; i < 3; i++) {
     char path[700], pce_path[600];
-    snprintf(path, sizeof path, "%s/%s-post-2k.input", dir, kinds[i]);
+    snprintf(path, sizeof path, "%s/%s-2k.input", dir, kinds[i]);
     inputs[i] = read_file(path, &input_lens[i]);
     EXPECT(inputs[i] != NULL && input_lens[i] > 100);
     if (!inputs[i] || input_lens[i] <= 100) return finish("test_post");
@@ -49,7 +52,7 @@ int main(void) {
     struct cuzk_pce *pce = NULL;
     struct cuzk_params *params = NULL;
     REQUIRE_OK(cuzk_pce_load(&circuits[i], pce_path, 0, &pce, &err), &err);
-    snprintf(path, sizeof path, "%s/%s-post-2k.params", dir, kinds[i]);
+    snprintf(path, sizeof path, "%s/%s-2k.params", dir, kinds[i]);
     REQUIRE_OK(cuzk_params_load(path, 0, &params, &err), &err);
 
     struct cuzk_prove_request req = request_for(circuits[i], 0);
@@ -64,17 +67,17 @@ int main(void) {
     REQUIRE_OK(cuzk_prove(NULL, pce, params, &req, NULL, proof, sizeof proof, &len, &t, &err), &err);
     EXPECT(len == CUZK_PROOF_BYTES && t.verify > 0);
     EXPECT_STATUS(CUZK_OK, cuzk_verify(params, &req, proof, len, &err), &err);
-    printf("%s PoSt 2 KiB: total %.3f s (witness %.3f)\n", kinds[i], t.total, t.witness);
+    printf("%s 2 KiB: total %.3f s (witness %.3f)\n", kinds[i], t.total, t.witness);
 
     /* Hostile inputs: truncated, another proof type's, empty. */
     struct cuzk_prove_request bad = req;
     bad.input_len = input_lens[i] - 1;
     EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &bad, NULL, proof, sizeof proof, &len, NULL, &err), &err);
-    if (i == 1) {
+    if (i > 0) {
       bad.input = inputs[0];
       bad.input_len = input_lens[0];
       EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_prove(NULL, pce, params, &bad, NULL, proof, sizeof proof, &len, NULL, &err), &err);
-      EXPECT(strstr(err.message, "winning-post") != NULL);
+      EXPECT(i == 2 || strstr(err.message, "winning-post") != NULL);
     }
     bad.input = NULL;
     bad.input_len = 0;
@@ -82,8 +85,32 @@ int main(void) {
     cuzk_params_free(params);
     cuzk_pce_free(pce);
   }
-  free(inputs[0]);
-  free(inputs[1]);
+  for (int i = 0; i < 3; i++) free(inputs[i]);
+
+  /* A non-interactive seal has 13 partitions at 2 KiB, not the circuit's default 1. */
+  struct cuzk_circuit porep = sized_2k(CUZK_CIRCUIT_POREP);
+  char path[700], pce_path[600];
+  size_t c1_len = 0;
+  snprintf(path, sizeof path, "%s/porep-2k-non-interactive-c1.json", dir);
+  uint8_t *c1 = read_file(path, &c1_len);
+  EXPECT(c1 != NULL && c1_len > 100);
+  test_path(pce_path, sizeof pce_path, "porep");
+  struct cuzk_pce *pce = NULL;
+  struct cuzk_params *params = NULL;
+  REQUIRE_OK(cuzk_pce_load(&porep, pce_path, 0, &pce, &err), &err);
+  snprintf(path, sizeof path, "%s/porep-2k.params", dir);
+  REQUIRE_OK(cuzk_params_load(path, 0, &params, &err), &err);
+  struct cuzk_prove_request req = request_for(porep, 0);
+  req.input = c1;
+  req.input_len = c1_len;
+  len = 0;
+  EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 0, &len, NULL, &err), &err);
+  EXPECT(len == 13 * CUZK_PROOF_BYTES);
+  REQUIRE_OK(cuzk_proof_len(&porep, &len, &err), &err);
+  EXPECT(len == CUZK_PROOF_BYTES);
+  cuzk_params_free(params);
+  cuzk_pce_free(pce);
+  free(c1);
   cleanup_dir();
   return finish("test_post");
 }

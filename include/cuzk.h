@@ -270,11 +270,16 @@ enum cuzk_circuit_kind
    */
   CUZK_CIRCUIT_SYNTHETIC = 1,
   /**
-   * Filecoin PoRep C2 (V1_1): `name` is the sector size (`"2KiB"`,
-   * `"8MiB"`, `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is
-   * that of one partition circuit; a request's `input` carries the C1
-   * output JSON and its proof is every partition's, concatenated
-   * (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
+   * Filecoin PoRep C2: `name` is the sector size (`"2KiB"`, `"8MiB"`,
+   * `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is that of one
+   * partition circuit, shared by the seal proofs of that size (`V1_1`,
+   * `V1_1_Feat_SyntheticPoRep`, `V1_2_Feat_NonInteractivePoRep`); a
+   * request's `input` carries the C1 output JSON, which names its seal
+   * proof, and its proof is every partition's, concatenated: what
+   * `seal_commit_phase2` returns for V1_1 and SyntheticPoRep, and what
+   * `seal_commit_phase2_circuit_proofs` returns for NonInteractivePoRep
+   * (13 or 126 partitions; its `seal_commit_phase2` output is their SnarkPack
+   * aggregate). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
    */
   CUZK_CIRCUIT_POREP = 2,
   /**
@@ -792,8 +797,9 @@ cuzk_status cuzk_debug_panic(struct cuzk_error *err);
  * Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
  * for a synthetic circuit and a PoSt partition, that times the number of
  * partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
- * every partition takes 192 per partition: `cuzk_prove` with a `(NULL, 0)`
- * proof buffer says how many bytes. `circuit` is read during the call only.
+ * every partition, and a NonInteractivePoRep C1 (126 partitions at 32GiB),
+ * take 192 per partition: `cuzk_prove` with a `(NULL, 0)` proof buffer says
+ * how many bytes. `circuit` is read during the call only.
  * Thread-safety: safe from any thread.
  */
 cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, struct cuzk_error *err);
@@ -976,12 +982,19 @@ cuzk_status cuzk_params_load(const char *path,
                              struct cuzk_error *err);
 
 /**
- * Generates real Groth16 parameters for a built-in circuit with bellperson's
- * generator (about 30 CPU-seconds at 2^16 constraints), writes them to `path`
- * atomically (replacing any file there) and loads them.
+ * Generates real Groth16 parameters for a built-in circuit, writes them to
+ * `path` atomically (replacing any file there) and loads them. They are what
+ * bellperson's `generate_random_parameters` makes with
+ * `ChaCha20Rng::seed_from_u64(seed)`, evaluated from the circuit's recorded
+ * matrices: seconds per million constraints on a few cores (bellperson's
+ * generator takes minutes). A Filecoin circuit's generated parameters are not
+ * Filecoin's: proofs made with them verify only against them.
  *
  * For demos and tests only: the trapdoor comes from a 64-bit `seed` (0 = a
  * random seed), so these parameters must never secure anything real.
+ *
+ * Errors: as `cuzk_params_load`, and `CUZK_TOO_LARGE` when the process
+ * cannot hold the generation (about 0.8 KB per constraint).
  *
  * Ownership as `cuzk_params_load`; `circuit` is read during the call only.
  * Thread-safety: safe from many threads at once, but do not generate into

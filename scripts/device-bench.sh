@@ -27,8 +27,12 @@
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
 #                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
-#   bash scripts/device-bench.sh snap       # SnapDeals at 2 KiB (real parameters: GPU proofs checked by filecoin-proofs,
-#                                       # a CPU proof vs bellperson) and 8 MiB (4 partitions, dummy parameters: times only)
+#   bash scripts/device-bench.sh snap       # SnapDeals at 2 KiB and 8 MiB (4 partitions), real parameters generated here:
+#                                       # GPU proofs checked by filecoin-proofs; a 2 KiB CPU proof vs bellperson
+#   bash scripts/device-bench.sh ni-porep   # a NonInteractivePoRep C2 of an 8 MiB sector sealed here (13 partitions), real
+#                                       # parameters: prove -n 3, pce-pipeline -j 2 and 4; an interactive C1's pipeline beside it
+#   bash scripts/device-bench.sh seals      # SyntheticPoRep and NonInteractivePoRep C1s of 2 KiB and 8 MiB sectors sealed here,
+#                                       # real parameters: prove -n 3 each on the GPU
 #   bash scripts/device-bench.sh post-shapes # every PoSt circuit's PCE extracted from its blank circuit (up to 130M constraints)
 #   bash scripts/device-bench.sh soak       # N=${N:-10000} proofs through the C ABI (mixed sizes 2^10..2^16, real
 #                                       # parameters, cancels, unloads, trims), nvidia-smi sampled every 5 s
@@ -112,14 +116,34 @@ post)
   done
   ;;
 snap)
+  for c in snap-2KiB snap-8MiB; do
+    run timeout 150 $B fixture --circuit $c --out $P/$c.input
+    run timeout 200 $B params --circuit $c --out $P/$c.params
+    run timeout 200 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cuda:0 -n 3 --json "$OUT/prove-$c-gpu.json"
+  done
   c=snap-2KiB
-  run timeout 120 $B fixture --circuit $c --out $P/$c.input
-  run timeout 400 $B params --circuit $c --out $P/$c.params
-  run timeout 120 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cuda:0 -n 5 --json "$OUT/prove-$c-gpu.json"
   run timeout 200 $B prove --circuit $c --input $P/$c.input --params $P/$c.params --backend cpu --compare-bellperson --json "$OUT/prove-$c-cpu.json"
-  c=snap-8MiB
-  run timeout 120 $B fixture --circuit $c --out $P/$c.input
-  run timeout 200 $B prove --circuit $c --input $P/$c.input --backend cuda:0 -n 3 --json "$OUT/prove-$c-gpu.json"
+  ;;
+ni-porep)
+  c=porep-8MiB
+  run timeout 200 $B c1 --sector 8MiB --seal non-interactive --out $P/ni-8MiB.json
+  run timeout 200 $B c1 --sector 8MiB --out $P/c1-8MiB.json
+  run timeout 200 $B params --circuit $c --out $P/$c.params
+  run timeout 200 $B prove --circuit $c --input $P/ni-8MiB.json --params $P/$c.params --backend cuda:0 -n 3 --json "$OUT/prove-ni-8MiB-gpu.json"
+  for j in 2 4; do
+    run timeout 200 $B pce-pipeline --circuit $c --input $P/ni-8MiB.json --params $P/$c.params -n 12 -j $j --backend cuda:0 --json "$OUT/pipeline-ni-8MiB-j$j.json"
+  done
+  run timeout 200 $B pce-pipeline --circuit $c --input $P/c1-8MiB.json --params $P/$c.params -n 64 -j 4 --backend cuda:0 --json "$OUT/pipeline-c1-8MiB-j4.json"
+  ;;
+seals)
+  for s in 2KiB 8MiB; do
+    c=porep-$s
+    [ -s $P/$c.params ] || run timeout 200 $B params --circuit $c --out $P/$c.params
+    for seal in synthetic non-interactive; do
+      run timeout 400 $B c1 --sector $s --seal $seal --out $P/$seal-$s.json
+      run timeout 200 $B prove --circuit $c --input $P/$seal-$s.json --params $P/$c.params --backend cuda:0 -n 3 --json "$OUT/prove-$seal-$s-gpu.json"
+    done
+  done
   ;;
 post-shapes)
   for s in 2KiB 8MiB 512MiB 32GiB 64GiB; do

@@ -30,32 +30,31 @@ step "C: build libcuzk.a and the link line"
 scripts/build-lib.sh $flags
 scripts/check-link-line.sh
 
-# Fixtures for the C and Go tests: a real 2 KiB C1 output and dummy parameters of
-# the PoRep partition circuit's shape (real ones take ~20 min of these cores;
-# with dummy ones the proofs are checked not to verify); 2 KiB WinningPoSt
-# and WindowPoSt inputs with real parameters (under a minute), and a SnapDeals
-# input with dummy parameters (real ones for 1.7M constraints: too long). Skipped by
-# builds without the porep feature.
+# Fixtures for the C and Go tests: real 2 KiB C1 outputs (one per seal variant), 2 KiB WinningPoSt,
+# WindowPoSt and SnapDeals inputs, and real parameters for their circuits
+# (generated from their PCEs: about three minutes in all). Skipped by builds
+# without the porep feature.
 case " $flags " in
 *" --no-default-features "*) ;;
 *)
-  step "fixtures: a 2 KiB PoRep C1 output and dummy partition parameters"
+  step "fixtures: a 2 KiB PoRep C1 output and real partition parameters"
   fx=target/fixtures
   mkdir -p "$fx"
   bench=${CARGO_TARGET_DIR:-target}/release/cuzk-bench
   # shellcheck disable=SC2086
   [ -x "$bench" ] || cargo build --release $flags --bin cuzk-bench
   "$bench" c1 --sector 2KiB --out "$fx/porep-2k-c1.json"
-  [ -s "$fx/porep-2k-dummy.params" ] || "$bench" params --circuit porep-2KiB --dummy --out "$fx/porep-2k-dummy.params"
-  export CUZK_TEST_POREP_C1="$PWD/$fx/porep-2k-c1.json" CUZK_TEST_POREP_PARAMS="$PWD/$fx/porep-2k-dummy.params"
-  step "fixtures: 2 KiB WinningPoSt and WindowPoSt inputs and real parameters, SnapDeals with dummy ones"
-  for kind in winning window; do
-    "$bench" fixture --circuit $kind-post-2KiB --out "$fx/$kind-post-2k.input"
-    [ -s "$fx/$kind-post-2k.params" ] || "$bench" params --circuit $kind-post-2KiB --out "$fx/$kind-post-2k.params"
+  for seal in synthetic non-interactive; do
+    "$bench" c1 --sector 2KiB --seal $seal --out "$fx/porep-2k-$seal-c1.json"
   done
-  "$bench" fixture --circuit snap-2KiB --out "$fx/snap-2k.input"
-  [ -s "$fx/snap-2k-dummy.params" ] || "$bench" params --circuit snap-2KiB --dummy --out "$fx/snap-2k-dummy.params"
-  export CUZK_TEST_POST_DIR="$PWD/$fx"
+  [ -s "$fx/porep-2k.params" ] || "$bench" params --circuit porep-2KiB --out "$fx/porep-2k.params"
+  export CUZK_TEST_POREP_C1="$PWD/$fx/porep-2k-c1.json" CUZK_TEST_POREP_PARAMS="$PWD/$fx/porep-2k.params" CUZK_TEST_POREP_REAL=1
+  step "fixtures: 2 KiB WinningPoSt, WindowPoSt and SnapDeals inputs and real parameters"
+  for kind in winning-post window-post snap; do
+    "$bench" fixture --circuit $kind-2KiB --out "$fx/$kind-2k.input"
+    [ -s "$fx/$kind-2k.params" ] || "$bench" params --circuit $kind-2KiB --out "$fx/$kind-2k.params"
+  done
+  export CUZK_TEST_FIXTURES="$PWD/$fx"
   ;;
 esac
 

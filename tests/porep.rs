@@ -34,7 +34,9 @@ fn c1_bytes() -> &'static [u8] {
     C1.get_or_init(|| {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-porep-{}", std::process::id()));
         let t = Instant::now();
-        let bytes = porep::make_c1(PorepSize::KiB2, &dir, 7).expect("make 2 KiB C1");
+        let bytes = porep::make_c1(PorepSize::KiB2, porep::SealVariant::Interactive, &dir, 7)
+            .map(|c1| c1.bytes)
+            .expect("make 2 KiB C1");
         eprintln!("made 2 KiB C1 ({} bytes) in {:.2?}", bytes.len(), t.elapsed());
         let _ = std::fs::remove_dir_all(&dir);
         bytes
@@ -103,7 +105,10 @@ fn sizes_ids_and_names() {
     for size in PorepSize::ALL {
         assert_eq!(PorepSize::from_name(size.short_name()).unwrap(), size);
         assert_eq!(PorepSize::from_name(size.label()).unwrap(), size);
-        assert_eq!(PorepSize::from_registered_proof(size.registered_proof()).unwrap(), size);
+        assert_eq!(
+            PorepSize::from_registered_proof(size.registered_proof()).unwrap(),
+            (size, porep::SealVariant::Interactive)
+        );
         assert_eq!(PorepSize::from_sector_bytes(size.sector_bytes()).unwrap(), size);
         let id = porep::circuit_id(size).unwrap();
         assert!(id.starts_with(&format!("porep-{}-v1_1-stacked-proof-of-replication-", size.short_name())), "{id}");
@@ -255,9 +260,9 @@ fn first_hash(v: &mut serde_json::Value) -> Option<&mut Vec<serde_json::Value>> 
 }
 
 /// The siblings of the first Merkle path step in `v` (an object with `hashes`).
-fn first_path_step(v: &mut serde_json::Value) -> Option<&mut Vec<serde_json::Value>> {
+fn first_path_step(v: &mut serde_json::Value) -> Option<&mut serde_json::Value> {
     if v.get("hashes").is_some_and(|h| h.is_array()) {
-        return v["hashes"].as_array_mut();
+        return Some(v);
     }
     match v {
         serde_json::Value::Array(a) => a.iter_mut().find_map(first_path_step),
@@ -293,11 +298,7 @@ fn bad_c1_inputs_get_clear_errors() {
         "unknown registered proof",
     );
     assert!(m.contains("StackedDrg4KiBV1_1"), "{m}");
-    expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1".into())), "only V1_1");
-    expect_invalid(
-        PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1_1_Feat_SyntheticPoRep".into())),
-        "unsupported registered seal proof",
-    );
+    expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = "StackedDrg2KiBV1".into())), "pre-V1_1");
     expect_invalid(PorepC1::parse(&edit(|v| v["registered_proof"] = 5.into())), "must be a string");
     // A hash in a Merkle path that is not a field element (Filecoin's Poseidon would panic on it;
     // found by fuzz/fuzz_targets/c1_parse.rs).
@@ -314,12 +315,24 @@ fn bad_c1_inputs_get_clear_errors() {
     expect_invalid(
         PorepC1::parse(&edit(|v| {
             let path = &mut v["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]["comm_r_last_proof"];
-            let hashes = first_path_step(path).expect("a path step in comm_r_last's proof");
+            let step = first_path_step(path).expect("a path step in comm_r_last's proof");
+            let hashes = step["hashes"].as_array_mut().unwrap();
             let extra = hashes[0].clone();
             hashes.push(extra);
         })),
         "siblings",
     );
+    // A step's index past its siblings (Filecoin's Merkle hasher panics inserting the node
+    // there; found by fuzz/fuzz_targets/c1_parse.rs).
+    let m = expect_invalid(
+        PorepC1::parse(&edit(|v| {
+            let path = &mut v["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]["comm_r_last_proof"];
+            let step = first_path_step(path).expect("a path step in comm_r_last's proof");
+            step["index"] = 8.into();
+        })),
+        "past its",
+    );
+    assert!(m.contains("index 8"), "{m}");
 
     // A C1 for another size than requested (e.g. sent to a PCE of another size).
     let m = expect_invalid(PorepC1::parse_for(good, PorepSize::GiB32), "32GiB");

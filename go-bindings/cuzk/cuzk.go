@@ -46,9 +46,11 @@ func Synthetic(name string, constraints uint64) Circuit {
 }
 
 // Porep names a Filecoin PoRep C2 circuit by sector size ("2KiB", "8MiB",
-// "512MiB", "32GiB", "64GiB"). Its PCE is one partition circuit's; a
-// request's Input is the C1 output JSON and its proof is every partition's,
-// concatenated (ProofLen).
+// "512MiB", "32GiB", "64GiB"). Its PCE is one partition circuit's, shared by
+// the size's seal proofs (V1_1, SyntheticPoRep, NonInteractivePoRep); a
+// request's Input is the C1 output JSON, which names its seal proof, and its
+// proof is every partition's, concatenated (ProofLen; a NonInteractivePoRep
+// C1 has 13 or 126 partitions, and Prove sizes its proof by the C1).
 func Porep(sectorSize string) Circuit {
 	return Circuit{kind: ccuzk.CircuitPorep, name: sectorSize}
 }
@@ -76,7 +78,9 @@ func SnapDeals(sectorSize string) Circuit {
 
 func (c Circuit) c() ccuzk.Circuit { return ccuzk.Circuit{Kind: c.kind, Name: c.name, Size: c.size} }
 
-// ProofLen is the length of a proof of c: ProofBytes per partition.
+// ProofLen is the length of a proof of c: ProofBytes per partition (for
+// PoRep, of an interactive or synthetic seal; for WindowPoSt, of one
+// partition).
 func ProofLen(c Circuit) (int, error) {
 	n, s, msg := ccuzk.ProofLen(c.c())
 	return n, check("cuzk_proof_len", s, msg)
@@ -243,8 +247,9 @@ func loadParams(path string, checked bool, flags uint32) (*Params, error) {
 	return newParams(h), nil
 }
 
-// GenerateParams generates demo/test parameters for circuit with bellperson's
-// generator, writes them to path and loads them. Never for production: the
+// GenerateParams generates demo/test parameters for circuit from its PCE (what
+// bellperson's generator makes with this seed), writes them to path and loads
+// them. Never for production: the
 // trapdoor comes from a 64-bit seed (0 picks a random one).
 func GenerateParams(circuit Circuit, path string, seed uint64) (*Params, error) {
 	h, s, msg := ccuzk.ParamsGenerate(circuit.c(), path, seed)
@@ -535,7 +540,7 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 			return nil, Timings{}, ctx.Err()
 		}
 	}
-	n, err := proofCap(req.circuit(), req.Input)
+	n, err := ProofLen(req.circuit())
 	if err != nil {
 		return nil, Timings{}, err
 	}
@@ -571,6 +576,12 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	}()
 	out := make([]byte, n)
 	n, t, s, msg := ccuzk.Prove(engine, req.PCE.h, req.Params.h, req.c(), cancel, out)
+	if s == ccuzk.Status(StatusBufferTooSmall) && n > len(out) {
+		// A request with more partitions than its circuit's default (a WindowPoSt of every
+		// partition, a non-interactive PoRep): the library said how many bytes before proving.
+		out = make([]byte, n)
+		n, t, s, msg = ccuzk.Prove(engine, req.PCE.h, req.Params.h, req.c(), cancel, out)
+	}
 	close(done)
 	<-watching // the token is freed only once nobody can trigger it
 	runtime.KeepAlive(req.PCE)

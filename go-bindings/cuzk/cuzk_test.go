@@ -548,6 +548,29 @@ func TestPorep2KiB(t *testing.T) {
 	}
 	t.Logf("2 KiB PoRep: %d bytes, witness %.2f s, total %.2f s, verified with real parameters: %v", len(proof), tm.Witness, tm.Total, real)
 
+	// The other seal proofs of the size, beside CUZK_TEST_POREP_C1 when scripts/test.sh made
+	// them: the same PCE and parameters; a non-interactive seal has 13 partitions.
+	for seal, partitions := range map[string]int{"synthetic": 1, "non-interactive": 13} {
+		other, err := os.ReadFile(filepath.Join(filepath.Dir(c1Path), "porep-2k-"+seal+"-c1.json"))
+		if os.IsNotExist(err) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		r := req
+		r.Input = other
+		proof, _, err := Prove(context.Background(), r)
+		if err != nil {
+			t.Fatalf("%s: %v", seal, err)
+		}
+		if len(proof) != partitions*ProofBytes {
+			t.Fatalf("%s: a proof of %d bytes, want %d partitions'", seal, len(proof), partitions)
+		}
+		if err := Verify(r, proof); real && err != nil {
+			t.Fatalf("%s: %v", seal, err)
+		}
+	}
+
 	// Bad inputs: clear errors, nothing written.
 	for name, bad := range map[string][]byte{"truncated": c1[:len(c1)/2], "not JSON": []byte("{]"), "empty object": []byte("{}")} {
 		r := req
@@ -651,11 +674,11 @@ func decodePoSt(t *testing.T, b []byte) (proofType string, randomness, proverID 
 // TestPoSt2KiB proves a WinningPoSt and a WindowPoSt of a 2 KiB sector from
 // typed requests, with real parameters: the fixtures come from
 // scripts/test.sh (cuzk-bench fixture and cuzk-bench params) in
-// CUZK_TEST_POST_DIR: {winning,window}-post-2k.input and .params.
+// CUZK_TEST_FIXTURES: {winning,window}-post-2k.input and .params.
 func TestPoSt2KiB(t *testing.T) {
-	dir := os.Getenv("CUZK_TEST_POST_DIR")
+	dir := os.Getenv("CUZK_TEST_FIXTURES")
 	if dir == "" {
-		t.Skip("CUZK_TEST_POST_DIR not set (scripts/test.sh sets it)")
+		t.Skip("CUZK_TEST_FIXTURES not set (scripts/test.sh sets it)")
 	}
 	for _, kind := range []string{"winning", "window"} {
 		t.Run(kind, func(t *testing.T) {
@@ -709,14 +732,12 @@ func TestPoSt2KiB(t *testing.T) {
 }
 
 // TestSnapDeals2KiB proves a 2 KiB SnapDeals request built by
-// SnapDealsRequest: its encoding equals the fixture's (scripts/test.sh:
-// snap-2k.input in CUZK_TEST_POST_DIR), and with dummy parameters of the
-// circuit's shape (real ones for 1.7M constraints take long here) the proof
-// is made and refused by verification.
+// SnapDealsRequest with real parameters: its encoding equals the fixture's
+// (scripts/test.sh: snap-2k.input and snap-2k.params in CUZK_TEST_FIXTURES).
 func TestSnapDeals2KiB(t *testing.T) {
-	dir := os.Getenv("CUZK_TEST_POST_DIR")
+	dir := os.Getenv("CUZK_TEST_FIXTURES")
 	if dir == "" {
-		t.Skip("CUZK_TEST_POST_DIR not set (scripts/test.sh sets it)")
+		t.Skip("CUZK_TEST_FIXTURES not set (scripts/test.sh sets it)")
 	}
 	fixture, err := os.ReadFile(filepath.Join(dir, "snap-2k.input"))
 	if err != nil {
@@ -743,15 +764,23 @@ func TestSnapDeals2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pce.Close()
-	params, err := LoadParams(filepath.Join(dir, "snap-2k-dummy.params"), false)
+	params, err := LoadParams(filepath.Join(dir, "snap-2k.params"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer params.Close()
 	r := Request{PCE: pce, Params: params, Input: input, Backend: CPU}
-	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrVerificationFailed) {
-		t.Fatalf("dummy parameters: %v", err)
+	proof, tm, err := Prove(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(proof) != ProofBytes {
+		t.Fatalf("proof of %d bytes", len(proof))
+	}
+	if err := Verify(r, proof); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SnapDeals 2 KiB: witness %.3f s, total %.3f s", tm.Witness, tm.Total)
 	r.Input = input[:len(input)-1]
 	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("truncated: %v", err)

@@ -3,8 +3,6 @@ package cuzk
 import (
 	"encoding/binary"
 	"math"
-
-	"github.com/cuzk/cuzk/go-bindings/internal/ccuzk"
 )
 
 // WinningPoStRequest is what filecoin-proofs-api's
@@ -78,35 +76,6 @@ func postInput(proofType string, randomness, proverID [32]byte, partition *uint6
 	}
 	out = binary.LittleEndian.AppendUint64(out, k)
 	return appendBlobs(out, vanilla)
-}
-
-// proofCap is a buffer size for a proof of c with input: ProofLen, or for a
-// WindowPoSt of every partition one proof per vanilla proof at most (the
-// library writes, and Prove returns, only what it uses).
-func proofCap(c Circuit, input []byte) (int, error) {
-	n, err := ProofLen(c)
-	if err != nil || c.kind != ccuzk.CircuitWindowPost {
-		return n, err
-	}
-	head := postHeadFixed
-	if len(input) < head {
-		return n, nil // the library refuses it
-	}
-	head += int(binary.LittleEndian.Uint32(input[head-4:head])) + 64
-	if head+16 > len(input) || head < postHeadFixed {
-		return n, nil
-	}
-	if binary.LittleEndian.Uint64(input[head:]) != math.MaxUint64 {
-		return n, nil
-	}
-	count := binary.LittleEndian.Uint64(input[head+8:])
-	if count > uint64(len(input)/8) {
-		return n, nil
-	}
-	if all := ProofBytes * int(count); all > n {
-		return all, nil
-	}
-	return n, nil
 }
 
 // SnapDealsRequest is what filecoin-proofs-api's

@@ -266,11 +266,14 @@ impl Circuit {
     }
 
     /// Bytes of the proof of the request with `input`: [`Circuit::proof_len`], except for a
-    /// WindowPoSt request for every partition, whose count its input's header gives.
+    /// WindowPoSt request for every partition, whose count its input's header gives, and a
+    /// non-interactive PoRep C1, whose registered proof says it has more partitions.
     pub fn proof_len_for(&self, input: &[u8]) -> Result<usize> {
         match self {
             #[cfg(feature = "porep")]
             Circuit::Post(t) => post::proof_len_of(input, *t),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => Ok(PROOF_BYTES * porep::PorepC1::variant_of(input)?.partitions(*s)),
             _ => Ok(self.proof_len()),
         }
     }

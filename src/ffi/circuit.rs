@@ -15,11 +15,16 @@ pub enum cuzk_circuit_kind {
     /// like PoRep) or `"mimc-chain"` (arithmetic-heavy); `size` is the target
     /// number of constraints (rows).
     CUZK_CIRCUIT_SYNTHETIC = 1,
-    /// Filecoin PoRep C2 (V1_1): `name` is the sector size (`"2KiB"`,
-    /// `"8MiB"`, `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is
-    /// that of one partition circuit; a request's `input` carries the C1
-    /// output JSON and its proof is every partition's, concatenated
-    /// (`cuzk_proof_len`). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
+    /// Filecoin PoRep C2: `name` is the sector size (`"2KiB"`, `"8MiB"`,
+    /// `"512MiB"`, `"32GiB"`, `"64GiB"`), `size` is 0. The PCE is that of one
+    /// partition circuit, shared by the seal proofs of that size (`V1_1`,
+    /// `V1_1_Feat_SyntheticPoRep`, `V1_2_Feat_NonInteractivePoRep`); a
+    /// request's `input` carries the C1 output JSON, which names its seal
+    /// proof, and its proof is every partition's, concatenated: what
+    /// `seal_commit_phase2` returns for V1_1 and SyntheticPoRep, and what
+    /// `seal_commit_phase2_circuit_proofs` returns for NonInteractivePoRep
+    /// (13 or 126 partitions; its `seal_commit_phase2` output is their SnarkPack
+    /// aggregate). Needs the `porep` feature (else `CUZK_UNSUPPORTED`).
     CUZK_CIRCUIT_POREP = 2,
     /// Filecoin WinningPoSt (`StackedDrgWinning<size>V1`): `name` is the
     /// sector size, `size` 0. A request's `input` is a PoSt input (README
@@ -82,8 +87,9 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
 /// Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
 /// for a synthetic circuit and a PoSt partition, that times the number of
 /// partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
-/// every partition takes 192 per partition: `cuzk_prove` with a `(NULL, 0)`
-/// proof buffer says how many bytes. `circuit` is read during the call only.
+/// every partition, and a NonInteractivePoRep C1 (126 partitions at 32GiB),
+/// take 192 per partition: `cuzk_prove` with a `(NULL, 0)` proof buffer says
+/// how many bytes. `circuit` is read during the call only.
 /// Thread-safety: safe from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_proof_len(

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use cuzk::circuits::Circuit;
 
 use crate::anyhow_like::Result;
@@ -20,8 +20,32 @@ pub struct Opts {
     /// Seed of the sector's data, tickets and randomness.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The seal proof a PoRep C1 is made with.
+    #[arg(long, value_enum, default_value_t = Seal::Interactive)]
+    pub seal: Seal,
     #[arg(long)]
     pub out: PathBuf,
+}
+
+/// filecoin-proofs-api's seal proof families (`V1_1`, `V1_1_Feat_SyntheticPoRep`,
+/// `V1_2_Feat_NonInteractivePoRep`).
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Seal {
+    Interactive,
+    Synthetic,
+    NonInteractive,
+}
+
+#[cfg(feature = "porep")]
+impl From<Seal> for cuzk::circuits::porep::SealVariant {
+    fn from(s: Seal) -> Self {
+        use cuzk::circuits::porep::SealVariant;
+        match s {
+            Seal::Interactive => SealVariant::Interactive,
+            Seal::Synthetic => SealVariant::Synthetic,
+            Seal::NonInteractive => SealVariant::NonInteractive,
+        }
+    }
 }
 
 /// `c1 --sector S`: `fixture --circuit porep-S`.
@@ -32,20 +56,24 @@ pub struct C1Opts {
     pub sector: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The seal proof the C1 is made with.
+    #[arg(long, value_enum, default_value_t = Seal::Interactive)]
+    pub seal: Seal,
     #[arg(long)]
     pub out: PathBuf,
 }
 
 pub fn run(o: Opts) -> Result<()> {
-    write(&Circuit::parse(&o.circuit, 0)?, o.seed, &o.out)
+    write(&Circuit::parse(&o.circuit, 0)?, o.seal, o.seed, &o.out)
 }
 
 pub fn run_c1(o: C1Opts) -> Result<()> {
-    write(&Circuit::parse(&format!("porep-{}", o.sector), 0)?, o.seed, &o.out)
+    write(&Circuit::parse(&format!("porep-{}", o.sector), 0)?, o.seal, o.seed, &o.out)
 }
 
-fn write(circuit: &Circuit, seed: u64, out: &Path) -> Result<()> {
-    let (input, secs) = stage("sealing a sector and making the input", || crate::prove::made_input(circuit, seed));
+fn write(circuit: &Circuit, seal: Seal, seed: u64, out: &Path) -> Result<()> {
+    let (input, secs) =
+        stage("sealing a sector and making the input", || crate::prove::made_input(circuit, seal, seed));
     let input = input?;
     let tmp = out.with_extension("tmp");
     std::fs::write(&tmp, &input)?;

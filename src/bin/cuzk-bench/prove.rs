@@ -76,7 +76,7 @@ pub fn request_input(circuit: &Circuit, path: Option<&Path>, seed: u64) -> Resul
     match (circuit.kind(), path) {
         (Kind::Synthetic, _) => Ok(Vec::new()),
         (_, Some(p)) => Ok(std::fs::read(p)?),
-        (_, None) => made_input(circuit, seed),
+        (_, None) => made_input(circuit, crate::fixture::Seal::Interactive, seed),
     }
 }
 
@@ -85,11 +85,11 @@ pub fn request_input(circuit: &Circuit, path: Option<&Path>, seed: u64) -> Resul
 /// replica under as many sector ids as a partition holds; WinningPoSt: its one sector); a
 /// SnapDeals input (new data encoded into the sector, every partition's proof).
 #[cfg(feature = "porep")]
-pub fn made_input(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
+pub fn made_input(circuit: &Circuit, seal: crate::fixture::Seal, seed: u64) -> Result<Vec<u8>> {
     use cuzk::circuits::post::{PostFixture, PostKind};
     let scratch = std::env::temp_dir().join(format!("cuzk-input-{}", std::process::id()));
     let made = match circuit {
-        Circuit::Porep(size) => cuzk::circuits::porep::make_c1(*size, &scratch, seed),
+        Circuit::Porep(size) => cuzk::circuits::porep::make_c1(*size, seal.into(), &scratch, seed).map(|c1| c1.bytes),
         Circuit::Post(t) => PostFixture::new(*t, &scratch, seed).and_then(|f| {
             let sectors: Vec<u64> = match t.kind {
                 PostKind::Winning => vec![1],
@@ -105,7 +105,7 @@ pub fn made_input(circuit: &Circuit, seed: u64) -> Result<Vec<u8>> {
 }
 
 #[cfg(not(feature = "porep"))]
-pub fn made_input(_: &Circuit, _: u64) -> Result<Vec<u8>> {
+pub fn made_input(_: &Circuit, _: crate::fixture::Seal, _: u64) -> Result<Vec<u8>> {
     Err("Filecoin circuits need the `porep` feature".into())
 }
 
@@ -139,11 +139,12 @@ pub fn run(o: Opts) -> Result<()> {
         }
         false => None,
     };
+    let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
+    let partitions = circuit.proof_len_for(&input)? / cuzk::groth16::PROOF_BYTES;
     // (r, s) of partition k, fixed when the bytes are compared with bellperson's.
     let fixed = |k: u64| (Scalar::from(11 + k), Scalar::from(13 + k));
-    let randomness = o.compare_bellperson.then(|| (0..circuit.partitions() as u64).map(fixed).collect());
+    let randomness = o.compare_bellperson.then(|| (0..partitions as u64).map(fixed).collect());
     let opts = ProveOptions { backend, verify: real_params, randomness };
-    let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
     let mut all = Vec::new();
     let mut last = None;
     let mut last_bytes = Vec::new();
@@ -175,7 +176,7 @@ pub fn run(o: Opts) -> Result<()> {
         all.len(),
         real_params,
     );
-    rows.insert(1, ("partitions", circuit.partitions().to_string()));
+    rows.insert(1, ("partitions", partitions.to_string()));
     let mut compare = serde_json::Value::Null;
     if let (true, Some((statement, ours))) = (o.compare_bellperson, last) {
         logcap::install();
@@ -215,7 +216,6 @@ pub fn run(o: Opts) -> Result<()> {
     }
     rows.push(("each proof", all.iter().map(|t| format!("{:.3}", t.total)).collect::<Vec<_>>().join(" / ") + " s"));
     table("prove", &rows);
-    let each: Vec<f64> = all.iter().map(|t| t.total).collect();
     let filecoin_verified = match (&vk_dir, real_params) {
         (Some(_), true) => filecoin_verify(&circuit, &input, &last_bytes)?,
         _ => None,
@@ -223,6 +223,7 @@ pub fn run(o: Opts) -> Result<()> {
     if let Some(v) = filecoin_verified {
         println!("filecoin-proofs' own verifier: {}", if v { "verified" } else { "REJECTED" });
     }
+    let each: Vec<f64> = all.iter().map(|t| t.total).collect();
     let mut out = report(&o, backend, pce.num_constraints(), &t, &each, real_params, compare);
     out["prepare_s"] = json!(prepare_s);
     out["filecoin_verified"] = json!(filecoin_verified);

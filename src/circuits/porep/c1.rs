@@ -18,7 +18,10 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedDrg};
 
 use super::circuit::Proving;
-use super::{guarded, vanilla_params, Compound, PorepCircuit, PorepSize, PubIn, Shape, ShapedCircuit, VanillaProof, G};
+use super::{
+    guarded, vanilla_params, Compound, PorepCircuit, PorepSize, PubIn, SealVariant, Shape, ShapedCircuit, VanillaProof,
+    G,
+};
 use crate::{Error, Result};
 
 pub(super) struct ShapedProofs<Tree: Shape> {
@@ -35,6 +38,7 @@ pub(super) enum VanillaProofs {
 /// A parsed and validated C1 output, ready to build partition circuits from.
 pub struct PorepC1 {
     size: PorepSize,
+    variant: SealVariant,
     pub_in: PubIn,
     proofs: VanillaProofs,
     comm_r: [u8; 32],
@@ -45,6 +49,7 @@ impl fmt::Debug for PorepC1 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PorepC1")
             .field("size", &self.size)
+            .field("variant", &self.variant)
             .field("partitions", &self.num_partitions())
             .field("comm_r", &hex(&self.comm_r))
             .field("comm_d", &hex(&self.comm_d))
@@ -88,7 +93,7 @@ const KNOWN_PROOFS: &[(&str, &str)] = &[
 impl PorepC1 {
     /// Parses and validates a C1 output (JSON bytes of filecoin-proofs-api's
     /// `SealCommitPhase1Output`). Errors, all `Error::InvalidInput` with the reason:
-    /// empty/truncated/malformed JSON; a registered proof that is unknown or not V1_1; vanilla
+    /// empty/truncated/malformed JSON; a registered proof that is unknown or V1 (before V1_1); vanilla
     /// proofs tagged for another sector size; a partition or challenge count, Merkle path length or
     /// layer count that does not match the sector size; zero or non-canonical commitments; vanilla
     /// proofs that do not verify against comm_r, comm_d, replica id and seed.
@@ -117,10 +122,11 @@ impl PorepC1 {
             .map_err(|_| Error::InvalidInput(format!("C1 output: unknown registered proof {name:?}")))?;
         if let Some((_, why)) = KNOWN_PROOFS.iter().find(|(n, _)| *n == name) {
             return Err(Error::InvalidInput(format!(
-                "C1 output: registered proof {name} is {why}; only V1_1 seal proofs are supported"
+                "C1 output: registered proof {name} is {why}; the V1_1 seal proofs and their \
+                 SyntheticPoRep and NonInteractivePoRep variants are supported"
             )));
         }
-        let size = PorepSize::from_registered_proof(rp)?;
+        let (size, variant) = PorepSize::from_registered_proof(rp)?;
         if let Some(want) = expected {
             if want != size {
                 return Err(Error::InvalidInput(format!(
@@ -180,13 +186,28 @@ impl PorepC1 {
 
         let (comm_r, comm_d) = (c1.comm_r, c1.comm_d);
         let proofs = match c1.vanilla_proofs {
-            VanillaSealProof::StackedDrg2KiBV1(v) => typed::<SectorShapeBase>(size, &pub_in, Box::new(v))?,
-            VanillaSealProof::StackedDrg8MiBV1(v) => typed::<SectorShapeBase>(size, &pub_in, Box::new(v))?,
-            VanillaSealProof::StackedDrg512MiBV1(v) => typed::<SectorShapeBase>(size, &pub_in, Box::new(v))?,
-            VanillaSealProof::StackedDrg32GiBV1(v) => typed::<SectorShapeSub8>(size, &pub_in, Box::new(v))?,
-            VanillaSealProof::StackedDrg64GiBV1(v) => typed::<SectorShapeTop2>(size, &pub_in, Box::new(v))?,
+            VanillaSealProof::StackedDrg2KiBV1(v) => typed::<SectorShapeBase>(rp, &pub_in, Box::new(v))?,
+            VanillaSealProof::StackedDrg8MiBV1(v) => typed::<SectorShapeBase>(rp, &pub_in, Box::new(v))?,
+            VanillaSealProof::StackedDrg512MiBV1(v) => typed::<SectorShapeBase>(rp, &pub_in, Box::new(v))?,
+            VanillaSealProof::StackedDrg32GiBV1(v) => typed::<SectorShapeSub8>(rp, &pub_in, Box::new(v))?,
+            VanillaSealProof::StackedDrg64GiBV1(v) => typed::<SectorShapeTop2>(rp, &pub_in, Box::new(v))?,
         };
-        Ok(PorepC1 { size, pub_in, proofs, comm_r, comm_d })
+        Ok(PorepC1 { size, variant, pub_in, proofs, comm_r, comm_d })
+    }
+
+    /// The seal proof variant a C1 output names, read without parsing the rest of it.
+    pub fn variant_of(bytes: &[u8]) -> Result<SealVariant> {
+        #[derive(serde::Deserialize)]
+        struct Name {
+            registered_proof: RegisteredSealProof,
+        }
+        let name: Name = serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
+        Ok(PorepSize::from_registered_proof(name.registered_proof)?.1)
+    }
+
+    /// The seal proof variant the C1 names.
+    pub fn variant(&self) -> SealVariant {
+        self.variant
     }
 
     /// Number of partitions (= proofs) in this C1.
@@ -225,7 +246,8 @@ fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
 /// What in `v` (vanilla proofs as plain JSON, at the JSON path `at`) would make Filecoin's
 /// hashers panic, said: a hash value (an array of 32 bytes) that is not a canonical scalar
 /// (every hash in a vanilla proof is a field element: Poseidon's, or SHA-256's trimmed to 254
-/// bits), or a Merkle path step whose sibling count is not that of a PoRep tree (arity 2 or 8).
+/// bits), or a Merkle path step whose sibling count is not that of a PoRep tree (arity 2 or 8)
+/// or whose index is past its siblings.
 fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
     match v {
         serde_json::Value::Array(items) => {
@@ -245,6 +267,13 @@ fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
                         siblings.len()
                     ));
                 }
+                if let Some(index) = fields.get("index").and_then(|i| i.as_u64()).filter(|&i| i > siblings.len() as u64)
+                {
+                    return Some(format!(
+                        "the Merkle path step at {at} has index {index}, past its {} siblings",
+                        siblings.len()
+                    ));
+                }
             }
             fields.iter().find_map(|(k, x)| malformed_vanilla(x, &format!("{at}.{k}")))
         }
@@ -253,14 +282,16 @@ fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
 }
 
 /// Moves the vanilla proofs into their concrete type and validates their shape against the
-/// public parameters of `size`, then verifies them (vanilla verification, as C1 itself does).
-fn typed<Tree: Shape>(size: PorepSize, pub_in: &PubIn, raw: Box<dyn Any>) -> Result<VanillaProofs> {
+/// public parameters of the seal proof `rp`, then verifies them (vanilla verification, as C1
+/// itself does).
+fn typed<Tree: Shape>(rp: RegisteredSealProof, pub_in: &PubIn, raw: Box<dyn Any>) -> Result<VanillaProofs> {
+    let (size, variant) = PorepSize::from_registered_proof(rp)?;
     let vanilla: Vec<Vec<VanillaProof<Tree>>> = *raw
         .downcast()
         .map_err(|_| Error::InvalidInput(format!("C1 output: vanilla proofs do not have the {size} tree shape")))?;
-    let vp = vanilla_params::<Tree>(size)?;
+    let vp = vanilla_params::<Tree>(rp)?;
     let nodes = (size.sector_bytes() / 32) as usize;
-    let partitions = size.partitions();
+    let partitions = variant.partitions(size);
     let per_partition = vp.challenges.num_challenges_per_partition();
     let bad = |m: String| Error::InvalidInput(format!("C1 output ({size}): {m}"));
 

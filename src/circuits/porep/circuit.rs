@@ -19,12 +19,12 @@ use crate::witness::{digest_of, Witness, WitnessBuffer};
 use crate::{Error, Result};
 
 fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
-    let vp = vanilla_params::<Tree>(size)?;
+    let vp = vanilla_params::<Tree>(size.registered_proof())?;
     Ok(<Compound<Tree> as CacheableParameters<StackedCircuit<Tree, G>, _>>::cache_identifier(&vp))
 }
 
 fn blank_typed<Tree: Shape>(size: PorepSize) -> Result<PorepCircuit> {
-    let vp = vanilla_params::<Tree>(size)?;
+    let vp = vanilla_params::<Tree>(size.registered_proof())?;
     let c = guarded("building the blank PoRep circuit", Error::Synthesis, || {
         Ok(<Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::blank_circuit(&vp))
     })?;

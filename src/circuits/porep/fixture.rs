@@ -6,12 +6,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use filecoin_proofs_api::seal::{self, SealPreCommitPhase2Output};
-use filecoin_proofs_api::{PaddedBytesAmount, PieceInfo, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::seal::{self, SealCommitPhase1Output, SealCommitPhase2Output, SealPreCommitPhase2Output};
+use filecoin_proofs_api::{
+    PaddedBytesAmount, PieceInfo, RegisteredAggregationProof, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::PorepSize;
+use super::{PorepSize, SealVariant};
 use crate::{Error, Result};
 
 /// The prover id filecoin-ffi derives from a miner (actor) id: the payload of the ID address
@@ -65,10 +67,12 @@ pub(crate) fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
     move |e| Error::InvalidInput(format!("{step} failed: {e:#}"))
 }
 
-/// Makes a real C1 output (JSON bytes of `SealCommitPhase1Output`) for a `sector` of 2 KiB or
-/// 8 MiB (512 MiB works too but takes tens of minutes and ~5 GB of disk; 32/64 GiB are refused)
-/// by sealing `seed`-derived random data in `scratch_dir` (created if missing; the sector files
-/// go in a `sector-<size>-<seed>` subdirectory that is removed afterwards).
+/// Makes a real C1 output (JSON bytes of `SealCommitPhase1Output`) of the seal proof `variant`
+/// for a `sector` of 2 KiB or 8 MiB (512 MiB works too but takes tens of minutes and ~5 GB of
+/// disk; 32/64 GiB are refused) by sealing `seed`-derived random data in `scratch_dir` (created
+/// if missing; the sector files go in a `sector-<size>-<seed>` subdirectory, the variant named
+/// in it unless interactive, that is removed afterwards). A synthetic seal makes its synthetic proofs after PC2 and clears them
+/// after C1, as a node does.
 ///
 /// Everything derives from `seed`: piece data, ticket, interactive seed, sector id; the miner is
 /// f01000, its prover id built as filecoin-ffi does ([`prover_id_from_miner`]). Same seed, same
@@ -79,8 +83,13 @@ pub(crate) fn fil(step: &'static str) -> impl FnOnce(anyhow::Error) -> Error {
 /// never write to `/var/tmp`. Setting an environment variable is not synchronised with other
 /// threads reading the environment: call this first in a process, or set the variable yourself.
 /// Parameter files are never read.
-pub fn make_c1(sector: PorepSize, scratch_dir: &Path, seed: u64) -> Result<Vec<u8>> {
-    let s = SealedSector::new(sector, scratch_dir, seed)?;
+pub fn make_c1(sector: PorepSize, variant: SealVariant, scratch_dir: &Path, seed: u64) -> Result<SealedC1> {
+    let s = SealedSector::with_variant(sector, variant, scratch_dir, seed)?;
+    let pieces = std::slice::from_ref(&s.piece);
+    if variant == SealVariant::Synthetic {
+        seal::generate_synth_proofs(&s.cache, &s.sealed, s.prover_id, s.sector_id, s.ticket, s.pc2.clone(), pieces)
+            .map_err(fil("generate_synth_proofs"))?;
+    }
     let c1 = seal::seal_commit_phase1(
         &s.cache,
         &s.sealed,
@@ -89,10 +98,49 @@ pub fn make_c1(sector: PorepSize, scratch_dir: &Path, seed: u64) -> Result<Vec<u
         s.ticket,
         s.chain_seed,
         s.pc2.clone(),
-        std::slice::from_ref(&s.piece),
+        pieces,
     )
     .map_err(fil("seal_commit_phase1"))?;
-    serde_json::to_vec(&c1).map_err(|e| Error::InvalidInput(format!("encoding C1: {e}")))
+    if variant == SealVariant::Synthetic {
+        seal::clear_synthetic_proofs(&s.cache).map_err(fil("clear_synthetic_proofs"))?;
+    }
+    let bytes = serde_json::to_vec(&c1).map_err(|e| Error::InvalidInput(format!("encoding C1: {e}")))?;
+    Ok(SealedC1 { bytes, prover_id: s.prover_id, sector_id: s.sector_id })
+}
+
+/// A C1 output made here, with what its verifier needs beside it.
+pub struct SealedC1 {
+    /// The JSON bytes of the `SealCommitPhase1Output`: what `cuzk_prove` takes.
+    pub bytes: Vec<u8>,
+    pub prover_id: [u8; 32],
+    pub sector_id: SectorId,
+}
+
+impl SealedC1 {
+    /// filecoin-proofs-api's own verdict on `proof`, cuzk's output for this C1 (every
+    /// partition's proof in order, as `seal_commit_phase2_circuit_proofs` returns them):
+    /// `verify_seal` of it, or for a non-interactive seal of its SnarkPack v2 aggregate, made by
+    /// `aggregate_seal_commit_proofs` as `seal_commit_phase2` makes it (which reads the
+    /// aggregation SRS `v28-fil-inner-product-v1.srs` from `FIL_PROOFS_PARAMETER_CACHE`). The
+    /// verifying key is read from there too (`v28-<param cache identifier>.vk`).
+    pub fn filecoin_verify(&self, proof: &[u8]) -> Result<bool> {
+        let c1: SealCommitPhase1Output =
+            serde_json::from_slice(&self.bytes).map_err(|e| Error::InvalidInput(format!("C1: {e}")))?;
+        let rp = c1.registered_proof;
+        let proof = match PorepSize::from_registered_proof(rp)?.1 {
+            SealVariant::NonInteractive => seal::aggregate_seal_commit_proofs(
+                rp,
+                RegisteredAggregationProof::SnarkPackV2,
+                &[c1.comm_r],
+                &[c1.seed],
+                &[SealCommitPhase2Output { proof: proof.to_vec() }],
+            )
+            .map_err(fil("aggregate_seal_commit_proofs"))?,
+            _ => proof.to_vec(),
+        };
+        seal::verify_seal(rp, c1.comm_r, c1.comm_d, self.prover_id, self.sector_id, c1.ticket, c1.seed, &proof)
+            .map_err(fil("verify_seal"))
+    }
 }
 
 /// A sector sealed (add_piece → PC1 → PC2) in a scratch directory, kept until dropped: what C1,
@@ -118,9 +166,20 @@ impl Drop for SealedSector {
 }
 
 impl SealedSector {
-    /// Seals `seed`-derived random data into a `sector` of 2 KiB or 8 MiB (see [`make_c1`]) in
-    /// `scratch_dir/sector-<size>-<seed>`, removed when the value is dropped.
+    /// Seals `seed`-derived random data into a `sector` of 2 KiB or 8 MiB with the interactive
+    /// V1_1 proof (see [`make_c1`]) in `scratch_dir/sector-<size>-<seed>`, removed when the value
+    /// is dropped.
     pub fn new(sector: PorepSize, scratch_dir: &Path, seed: u64) -> Result<SealedSector> {
+        Self::with_variant(sector, SealVariant::Interactive, scratch_dir, seed)
+    }
+
+    /// As [`new`](Self::new), sealed with the registered proof of `variant`.
+    pub fn with_variant(
+        sector: PorepSize,
+        variant: SealVariant,
+        scratch_dir: &Path,
+        seed: u64,
+    ) -> Result<SealedSector> {
         if matches!(sector, PorepSize::GiB32 | PorepSize::GiB64) {
             return Err(Error::InvalidInput(format!(
                 "make_c1: sealing a {sector} sector needs hundreds of GB of disk and hours; \
@@ -132,13 +191,16 @@ impl SealedSector {
         let _guard = SEAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         fs::create_dir_all(&parents).map_err(io("creating", &parents))?;
 
-        let work = scratch_dir.join(format!("sector-{}-{seed}", sector.short_name()));
+        let work = scratch_dir.join(match variant {
+            SealVariant::Interactive => format!("sector-{}-{seed}", sector.short_name()),
+            other => format!("sector-{}-{other:?}-{seed}", sector.short_name()),
+        });
         if work.exists() {
             fs::remove_dir_all(&work).map_err(io("clearing", &work))?;
         }
         let cache = work.join("cache");
         fs::create_dir_all(&cache).map_err(io("creating", &cache))?;
-        let result = seal_in(sector, &work, &cache, seed);
+        let result = seal_in(sector, sector.registered_proof_of(variant), &work, &cache, seed);
         if result.is_err() {
             let _ = fs::remove_dir_all(&work);
         }
@@ -146,8 +208,7 @@ impl SealedSector {
     }
 }
 
-fn seal_in(sector: PorepSize, work: &Path, cache: &Path, seed: u64) -> Result<SealedSector> {
-    let rp = sector.registered_proof();
+fn seal_in(sector: PorepSize, rp: RegisteredSealProof, work: &Path, cache: &Path, seed: u64) -> Result<SealedSector> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6375_7a6b_5f63_3121);
     let unpadded: UnpaddedBytesAmount = PaddedBytesAmount(sector.sector_bytes()).into();
 

@@ -32,6 +32,7 @@ use filecoin_proofs::constants::{
     SectorShapeTop2,
 };
 use filecoin_proofs::parameters::public_params;
+use filecoin_proofs_api::RegisteredSealProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, StackedCompound};
 
@@ -54,9 +55,9 @@ use circuit::{AnyShape, ShapedCircuit};
 #[cfg(feature = "oracles")]
 pub(crate) use fixture::fil;
 #[cfg(feature = "oracles")]
-pub use fixture::{make_c1, prover_id_from_miner, SealedSector};
+pub use fixture::{make_c1, prover_id_from_miner, SealedC1, SealedSector};
 pub use params::{params_file_name, read_verifying_key};
-pub use sizes::PorepSize;
+pub use sizes::{PorepSize, SealVariant};
 
 type G = DefaultPieceHasher;
 type PubIn = stacked::PublicInputs<DefaultTreeDomain, DefaultPieceDomain>;
@@ -94,6 +95,8 @@ impl Shape for SectorShapeTop2 {
     }
 }
 
-fn vanilla_params<Tree: Shape>(size: PorepSize) -> Result<stacked::PublicParams<Tree>> {
-    guarded("building PoRep public parameters", Error::InvalidInput, || public_params::<Tree>(&size.porep_config()))
+/// filecoin-proofs' public parameters of a seal proof: its graph (from its porep id) and
+/// challenges (the variant's derivation). Every variant of a size has the same circuit.
+fn vanilla_params<Tree: Shape>(rp: RegisteredSealProof) -> Result<stacked::PublicParams<Tree>> {
+    guarded("building PoRep public parameters", Error::InvalidInput, || public_params::<Tree>(&rp.as_v1_config()))
 }

@@ -1,13 +1,14 @@
-//! The sector sizes of the V1_1 seal proofs and what each implies (partitions, configuration).
+//! The sector sizes of the seal proofs, their variants, and what each implies (partitions,
+//! configuration).
 
 use std::fmt;
 
-use filecoin_proofs::PoRepConfig;
 use filecoin_proofs_api::RegisteredSealProof;
 
 use crate::{Error, Result};
 
-/// The PoRep sector sizes of the V1_1 seal proofs that Filecoin mainnet uses.
+/// The PoRep sector sizes of the seal proofs Filecoin registers (each with its three
+/// [`SealVariant`]s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PorepSize {
     KiB2,
@@ -68,36 +69,54 @@ impl PorepSize {
             .ok_or_else(|| Error::InvalidInput(format!("no V1_1 PoRep for a sector of {bytes} bytes")))
     }
 
-    /// The registered V1_1 seal proof of this size (what a C1 for it must name).
+    /// The registered V1_1 seal proof of this size: the interactive one, whose configuration
+    /// the partition circuit (its id, blank form and parameters) is named after.
     pub fn registered_proof(self) -> RegisteredSealProof {
-        match self {
-            PorepSize::KiB2 => RegisteredSealProof::StackedDrg2KiBV1_1,
-            PorepSize::MiB8 => RegisteredSealProof::StackedDrg8MiBV1_1,
-            PorepSize::MiB512 => RegisteredSealProof::StackedDrg512MiBV1_1,
-            PorepSize::GiB32 => RegisteredSealProof::StackedDrg32GiBV1_1,
-            PorepSize::GiB64 => RegisteredSealProof::StackedDrg64GiBV1_1,
+        self.registered_proof_of(SealVariant::Interactive)
+    }
+
+    /// The registered seal proof of this size and variant.
+    pub fn registered_proof_of(self, variant: SealVariant) -> RegisteredSealProof {
+        use RegisteredSealProof::*;
+        use SealVariant::*;
+        match (self, variant) {
+            (PorepSize::KiB2, Interactive) => StackedDrg2KiBV1_1,
+            (PorepSize::MiB8, Interactive) => StackedDrg8MiBV1_1,
+            (PorepSize::MiB512, Interactive) => StackedDrg512MiBV1_1,
+            (PorepSize::GiB32, Interactive) => StackedDrg32GiBV1_1,
+            (PorepSize::GiB64, Interactive) => StackedDrg64GiBV1_1,
+            (PorepSize::KiB2, Synthetic) => StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+            (PorepSize::MiB8, Synthetic) => StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+            (PorepSize::MiB512, Synthetic) => StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+            (PorepSize::GiB32, Synthetic) => StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+            (PorepSize::GiB64, Synthetic) => StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+            (PorepSize::KiB2, NonInteractive) => StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+            (PorepSize::MiB8, NonInteractive) => StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
+            (PorepSize::MiB512, NonInteractive) => StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
+            (PorepSize::GiB32, NonInteractive) => StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
+            (PorepSize::GiB64, NonInteractive) => StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
         }
     }
 
-    /// The size of a registered proof; only the V1_1 (interactive, non-synthetic) proofs are
-    /// accepted, anything else is a clear error.
-    pub fn from_registered_proof(rp: RegisteredSealProof) -> Result<Self> {
-        PorepSize::ALL.into_iter().find(|s| s.registered_proof() == rp).ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "unsupported registered seal proof {rp:?}: only the V1_1 proofs \
-                     (StackedDrg{{2KiB,8MiB,512MiB,32GiB,64GiB}}V1_1) are supported"
-            ))
-        })
+    /// The size and variant of a registered seal proof; the V1 proofs (before V1_1) are a clear
+    /// error.
+    pub fn from_registered_proof(rp: RegisteredSealProof) -> Result<(Self, SealVariant)> {
+        PorepSize::ALL
+            .into_iter()
+            .flat_map(|s| SealVariant::ALL.map(|v| (s, v)))
+            .find(|(s, v)| s.registered_proof_of(*v) == rp)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "unsupported registered seal proof {rp:?}: the V1_1, V1_1_Feat_SyntheticPoRep and \
+                     V1_2_Feat_NonInteractivePoRep proofs are supported"
+                ))
+            })
     }
 
-    /// Number of partitions (= Groth16 proofs) of a seal of this size.
+    /// Number of partitions (= Groth16 proofs) of an interactive or synthetic seal of this size
+    /// (a non-interactive one has more: [`SealVariant::partitions`]).
     pub fn partitions(self) -> usize {
-        usize::from(self.registered_proof().partitions())
-    }
-
-    /// filecoin-proofs' PoRep configuration of this size.
-    pub fn porep_config(self) -> PoRepConfig {
-        self.registered_proof().as_v1_config()
+        SealVariant::Interactive.partitions(self)
     }
 
     /// Human-readable size (`2KiB`, ..., `64GiB`), as in registered proof names.
@@ -115,5 +134,30 @@ impl PorepSize {
 impl fmt::Display for PorepSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
+    }
+}
+
+/// The seal proofs filecoin-proofs-api 19.1 registers for every size. They prove the same
+/// partition circuit (one circuit id, one PCE, one parameter file per size: filecoin-proofs'
+/// parameter id depends only on the graph, the layers and the challenges per partition); they
+/// differ in the graph's porep id, in how challenges are derived, and in the partition count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SealVariant {
+    /// `V1_1`: challenges from the interactive seed.
+    Interactive,
+    /// `V1_1_Feat_SyntheticPoRep`: challenges drawn by the seed from the synthetic set made at
+    /// pre-commit.
+    Synthetic,
+    /// `V1_2_Feat_NonInteractivePoRep`: challenges from comm_r alone, many more partitions
+    /// (13 at the test sizes, 126 at 32 and 64 GiB).
+    NonInteractive,
+}
+
+impl SealVariant {
+    pub const ALL: [SealVariant; 3] = [SealVariant::Interactive, SealVariant::Synthetic, SealVariant::NonInteractive];
+
+    /// Number of partitions (= Groth16 proofs) of a seal of `size` with this variant.
+    pub fn partitions(self, size: PorepSize) -> usize {
+        usize::from(size.registered_proof_of(self).partitions())
     }
 }
