@@ -114,6 +114,21 @@ CUZK_FFI RustError::by_value cuzk_gpu_trim(int device_id)
     })
 }
 
+// Grows device |device_id|'s pool by |bytes| beyond what it has in use, so
+// that a first proof's buffers come from memory the driver has already mapped
+// (the pool keeps what is freed into it: see stager()).
+CUZK_FFI RustError::by_value cuzk_gpu_warm(int device_id, size_t bytes)
+{
+    CUZK_TRY(device_id, {
+        device_init(gpu);
+        cudaStream_t s = gpu;
+        void* d = nullptr;
+        CUDA_OK(cudaMallocAsync(&d, bytes ? bytes : 1, s));
+        CUDA_OK(cudaFreeAsync(d, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+    })
+}
+
 // Device memory a new proof buffer could take now: what the driver has free
 // plus what the device's pool keeps of freed buffers (it hands that out
 // again first). Makes the device's per-device state if it has none.

@@ -17,7 +17,8 @@
 #   bash scripts/device-bench.sh params     # parameter loading: ours vs bellperson's read vs supraseal-c2's
 #                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy)
 #   bash scripts/device-bench.sh params-big # the same at 2^26 (~35 GB: decode only, no cache, no bellperson)
-#   bash scripts/device-bench.sh prepare    # sha256-chain 2^24 (dummy params): each proof's time, without and with --prepare
+#   bash scripts/device-bench.sh prepare    # sha256-chain and mimc-chain 2^24 (dummy params): each proof's stages, without
+#                                       # and with --prepare; the CUDA backend's tests
 #   bash scripts/device-bench.sh latency    # critical 2^19 proofs (the WinningPoSt size) every 3 s under
 #                                       # 8 pipelines of mimc-chain 2^24 on GPU 0 (also sent as throughput)
 #   bash scripts/device-bench.sh witness    # GPU tests and gpu-check; synth-only --compare-gadgets (sha256-chain 2^20,
@@ -93,10 +94,14 @@ params-big)
   run timeout 240 $PB/peer-bench-supraseal --constraints 2^26 --params $P/d26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
   ;;
 prepare)
-  # The first proof after loading, with and without the parameters uploaded first (Engine::prepare).
+  # The first proof after loading, with and without the devices made ready first (Engine::prepare):
+  # sha256-chain from a parameter file, mimc-chain (a short witness: the GPU stage shows) in memory.
+  run timeout 60 $G/cuzk-lib-tests --test-threads=1 groth16::cuda::
   run timeout 200 $B params --circuit sha256-chain --size 2^24 --dummy --out $P/d24.params
-  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 3 --params $P/d24.params --no-verify --json "$OUT/first-proof.json"
-  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 3 --params $P/d24.params --no-verify --prepare --json "$OUT/first-proof-prepared.json"
+  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 4 --params $P/d24.params --no-verify --json "$OUT/first-proof.json"
+  run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 4 --params $P/d24.params --no-verify --prepare --json "$OUT/first-proof-prepared.json"
+  run timeout 150 $B prove --circuit mimc-chain --size 2^24 --backend cuda:0 -n 4 --json "$OUT/first-proof-mimc.json"
+  run timeout 150 $B prove --circuit mimc-chain --size 2^24 --backend cuda:0 -n 4 --prepare --json "$OUT/first-proof-mimc-prepared.json"
   ;;
 latency)
   run timeout 560 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^24 -j ${J:-8} -n 20 --interval 3 --workers 2 --backend cuda:0 --as-throughput --json "$OUT/latency-2p24.json"

@@ -412,8 +412,9 @@ func (e *Engine) Footprint(pce *PCE) (uint64, error) {
 }
 
 // Prepare makes the engine's devices ready to prove pce's circuit with params
-// (the parameters uploaded to every GPU now), so that the first proof is as
-// fast as the next ones. Nothing to do on the CPU.
+// (on every GPU now: the parameters and the PCE's matrices uploaded, the
+// memory pool grown by one proof's working set), so that the first proof is
+// as fast as the next ones. Nothing to do on the CPU.
 func (e *Engine) Prepare(pce *PCE, params *Params) error {
 	// The lock order: PCE, Params, Engine.
 	if err := pce.acquire(); err != nil {

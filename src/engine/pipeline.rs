@@ -201,8 +201,9 @@ impl Engine {
         self.budget.stage_limit()
     }
 
-    /// Makes every device of the engine ready for proofs of `pce` with `params` (their upload
-    /// to each GPU), so that the first proof is as fast as the next ones.
+    /// Makes every device of the engine ready for proofs of `pce` with `params` (on each GPU:
+    /// the parameters and the PCE's matrices uploaded, the memory pool grown by a proof's
+    /// working set), so that the first proof is as fast as the next ones.
     pub fn prepare(&self, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
         self.lanes.backends.iter().try_for_each(|&b| groth16::prepare(b, pce, params))
     }

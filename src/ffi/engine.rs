@@ -376,13 +376,16 @@ pub unsafe extern "C" fn cuzk_engine_devices(
 }
 
 /// Makes the engine's devices ready to prove `pce`'s circuit with `params`:
-/// the parameters are uploaded to every GPU of the engine now (where they
-/// fit), not by the first proof on each, which is then as fast as the next
-/// ones; on the CPU there is nothing to do. Returns once done. The handles
-/// are borrowed for the call; `engine` NULL: the default engine.
+/// the parameters (where they fit) and the PCE's matrices are uploaded to
+/// every GPU of the engine now, and each GPU's memory pool is grown by one
+/// proof's working set, not by the first proof on each, which is then as fast
+/// as the next ones; on the CPU there is nothing to do. Returns once done (it
+/// waits while proofs in flight leave a GPU too little room). The handles are
+/// borrowed for the call; `engine` NULL: the default engine.
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_PARAMS_MISMATCH` (not the PCE's
-/// circuit's parameters), `CUZK_GPU`.
+/// circuit's parameters), `CUZK_TOO_LARGE` (a GPU could not hold one proof
+/// of this circuit), `CUZK_GPU`.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_prepare(
     engine: *const cuzk_engine,

@@ -97,6 +97,15 @@ pub fn room(id: usize) -> Result<u64> {
     Ok(bytes as u64)
 }
 
+/// Grows device `id`'s memory pool by `bytes` of free memory it keeps, so that a first proof's
+/// buffers are not the ones the driver maps fresh memory for. The caller holds room for them
+/// (`device_room`): the bytes are free again, in the pool, when this returns.
+pub fn warm_pool(id: usize, bytes: u64) -> Result<()> {
+    let c_id = c_device(id)?;
+    // SAFETY: a plain call on a device id the C side checks; no pointers.
+    check(unsafe { ffi::cuzk_gpu_warm(c_id, bytes as usize) })
+}
+
 /// All usable devices; empty without a GPU.
 pub fn devices() -> Vec<DeviceInfo> {
     (0..device_count()).filter_map(|i| device_info(i).ok()).collect()

@@ -39,7 +39,7 @@ mod tests;
 mod turns;
 
 #[cfg(feature = "cuda")]
-pub use device::{device_count, device_info, device_memory, devices, room, trim_pools, DeviceInfo};
+pub use device::{device_count, device_info, device_memory, devices, room, trim_pools, warm_pool, DeviceInfo};
 #[cfg(feature = "cuda")]
 pub use error::{GpuError, Result};
 #[cfg(feature = "cuda")]

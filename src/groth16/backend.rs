@@ -86,8 +86,9 @@ pub fn prove(
     Ok((proof, t))
 }
 
-/// Makes `backend` ready to prove with `params`: on a GPU, the parameters uploaded (the first
-/// proof otherwise does it); nothing on the CPU. `ParamsMismatch` when they are not `pce`'s.
+/// Makes `backend` ready to prove `pce`'s circuit with `params`: on a GPU, what the first
+/// proof would otherwise do ([`super::cuda::prepare`]); nothing on the CPU. `ParamsMismatch`
+/// when they are not `pce`'s.
 pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
     check_shape(pce, params)?;
     match backend {

@@ -95,10 +95,15 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     Ok(placed)
 }
 
-/// Uploads the queries of `p` to `device` now (if they fit), so that the first proof does not
-/// pay for it, and does not hold the upload lock other proofs' placements wait on.
+/// Makes `device` ready for proofs of `pce` with `p` now, so that the first proof does not
+/// pay for it: the queries of `p` uploaded (if they fit; the first proof would hold the
+/// upload lock other proofs' placements wait on), the PCE's matrices uploaded, and the
+/// device's pool grown by a proof's working set (within the room proofs reserve from).
 pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
-    placement(device, pce, p).map(drop)
+    placement(device, pce, p)?;
+    device_matrices(device, pce)?;
+    let _room = super::device_room::reserve(device as usize, working_set(pce))?;
+    Ok(gpu::warm_pool(device as usize, working_set(pce))?)
 }
 
 /// Frees the device copies of every parameter set nobody holds any more

@@ -223,8 +223,7 @@ pub fn run(o: Opts) -> Result<()> {
     if let Some(v) = filecoin_verified {
         println!("filecoin-proofs' own verifier: {}", if v { "verified" } else { "REJECTED" });
     }
-    let each: Vec<f64> = all.iter().map(|t| t.total).collect();
-    let mut out = report(&o, backend, pce.num_constraints(), &t, &each, real_params, compare);
+    let mut out = report(&o, backend, pce.num_constraints(), &t, &all, real_params, compare);
     out["prepare_s"] = json!(prepare_s);
     out["filecoin_verified"] = json!(filecoin_verified);
     write_json(o.c.json.as_deref(), &out)
@@ -321,7 +320,7 @@ fn report(
     backend: Backend,
     constraints: usize,
     t: &Timings,
-    each: &[f64],
+    each: &[Timings],
     verified: bool,
     compare: serde_json::Value,
 ) -> serde_json::Value {
@@ -332,7 +331,8 @@ fn report(
             "proofs": each.len(),
             "stages": stage_json(t),
             "total_s": t.total,
-            "each_total_s": each,
+            "each_total_s": each.iter().map(|t| t.total).collect::<Vec<_>>(),
+            "each_stages": each.iter().map(stage_json).collect::<Vec<_>>(),
             "verified": verified,
             "bellperson": compare,
     })
