@@ -683,3 +683,60 @@ fn a_failing_partition_cancels_the_rest() {
     let res = e.prove_partitions(several_request(&pce, &params, &several, opts, CancelToken::new()));
     assert!(matches!(res, Err(Error::InvalidInput(_))));
 }
+
+/// A NonInteractivePoRep-sized request (126 partitions) in a budget of three partitions'
+/// footprints on two devices: it never holds more than its budget, both devices prove its
+/// partitions, its proofs come back whole and in order; cancelled while both devices hold one
+/// of its partitions, it ends with `Cancelled`, the partitions not yet started never start, and
+/// nothing stays reserved or waiting.
+#[test]
+fn a_126_partition_request_stays_in_its_budget_spreads_and_cancels() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let fp = footprint(&pce, Backend::Cuda(0));
+    let e = engine(&gpus, 2, 3 * fp);
+    let several = Several { seeds: 1000..1126 };
+    let prove = |cancel: &CancelToken| {
+        e.prove_partitions(several_request(&pce, &params, &several, ProveOptions::default(), cancel.clone()))
+    };
+    let (res, most) = std::thread::scope(|s| {
+        let h = s.spawn(|| prove(&CancelToken::new()));
+        let mut most = 0;
+        while !h.is_finished() {
+            most = most.max(e.budget().held());
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        (h.join().unwrap(), most)
+    });
+    let (proofs, _) = res.expect("every partition verifies");
+    assert_eq!(proofs.len(), 126);
+    assert!(most <= 3 * fp, "{most} held, over the budget of {}", 3 * fp);
+    let calls = std::mem::take(&mut *gpus.calls.lock().unwrap());
+    assert_eq!(calls.len(), 126);
+    for d in [0, 1] {
+        assert!(calls.contains(&Backend::Cuda(d)), "device {d} proved none of the partitions");
+    }
+    for k in [0, 125] {
+        crate::groth16::verify(&params.vk, &proofs[k], &several.public_inputs(k).unwrap())
+            .expect("partition k's proof is in slot k");
+    }
+
+    let cancel = CancelToken::new();
+    gpus.hold.store(true, Ordering::SeqCst);
+    let res = std::thread::scope(|s| {
+        let _release = Release(&gpus.hold);
+        let h = s.spawn(|| prove(&cancel));
+        let t0 = std::time::Instant::now();
+        while gpus.calls.lock().unwrap().len() < 2 {
+            assert!(t0.elapsed().as_secs() < 60, "both devices never got a partition");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        cancel.cancel();
+        gpus.hold.store(false, Ordering::SeqCst);
+        h.join().unwrap()
+    });
+    assert_eq!(res.err(), Some(Error::Cancelled));
+    let started = gpus.calls.lock().unwrap().len();
+    assert!(started <= e.partitions_at_once(), "{started} partitions started after the cancel");
+    assert_eq!((e.budget().held(), e.budget().waiting()), (0, 0));
+}
