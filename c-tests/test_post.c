@@ -3,7 +3,8 @@
  * snap}-2k.input and .params, real parameters) proven and verified; the size
  * query; inputs that are truncated, for another proof type or another circuit
  * kind, refused. A NonInteractivePoRep C1 (porep-2k-non-interactive-c1.json,
- * with porep-2k.params) is sized by the (NULL, 0) query: 13 partitions. */
+ * with porep-2k.params) is sized by the (NULL, 0) query and by
+ * cuzk_request_proof_len: 13 partitions. */
 #include "common.h"
 
 static uint8_t *read_file(const char *path, size_t *len) {
@@ -33,6 +34,15 @@ int main(void) {
   EXPECT(len == CUZK_PROOF_BYTES);
   struct cuzk_circuit unknown = sized_2k(6);
   EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_proof_len(&unknown, &len, &err), &err);
+  /* A request's length: an input-less synthetic request takes the circuit's; pointers first. */
+  struct cuzk_circuit chain = {CUZK_CIRCUIT_SYNTHETIC, "sha256-chain", 1000};
+  len = 0;
+  REQUIRE_OK(cuzk_request_proof_len(&chain, NULL, 0, &len, &err), &err);
+  EXPECT(len == CUZK_PROOF_BYTES);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_request_proof_len(&chain, NULL, 5, &len, &err), &err);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_request_proof_len(NULL, NULL, 0, &len, &err), &err);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_request_proof_len(&chain, NULL, 0, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_UNKNOWN_CIRCUIT, cuzk_request_proof_len(&unknown, NULL, 0, &len, &err), &err);
   if (!dir) {
     printf("test_post: CUZK_TEST_FIXTURES not set (scripts/test.sh sets it): proving skipped\n");
     return finish("test_post");
@@ -48,6 +58,8 @@ int main(void) {
     inputs[i] = read_file(path, &input_lens[i]);
     EXPECT(inputs[i] != NULL && input_lens[i] > 100);
     if (!inputs[i] || input_lens[i] <= 100) return finish("test_post");
+    REQUIRE_OK(cuzk_request_proof_len(&circuits[i], inputs[i], input_lens[i], &len, &err), &err);
+    EXPECT(len == CUZK_PROOF_BYTES);
     test_path(pce_path, sizeof pce_path, kinds[i]);
     struct cuzk_pce *pce = NULL;
     struct cuzk_params *params = NULL;
@@ -106,6 +118,10 @@ int main(void) {
   len = 0;
   EXPECT_STATUS(CUZK_BUFFER_TOO_SMALL, cuzk_prove(NULL, pce, params, &req, NULL, NULL, 0, &len, NULL, &err), &err);
   EXPECT(len == 13 * CUZK_PROOF_BYTES);
+  len = 0;
+  REQUIRE_OK(cuzk_request_proof_len(&porep, c1, c1_len, &len, &err), &err);
+  EXPECT(len == 13 * CUZK_PROOF_BYTES);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_request_proof_len(&porep, c1, c1_len / 2, &len, &err), &err);
   REQUIRE_OK(cuzk_proof_len(&porep, &len, &err), &err);
   EXPECT(len == CUZK_PROOF_BYTES);
   cuzk_params_free(params);

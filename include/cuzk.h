@@ -798,11 +798,31 @@ cuzk_status cuzk_debug_panic(struct cuzk_error *err);
  * for a synthetic circuit and a PoSt partition, that times the number of
  * partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
  * every partition, and a NonInteractivePoRep C1 (126 partitions at 32GiB),
- * take 192 per partition: `cuzk_prove` with a `(NULL, 0)` proof buffer says
- * how many bytes. `circuit` is read during the call only.
+ * take 192 per partition: `cuzk_request_proof_len` says how many bytes.
+ * `circuit` is read during the call only.
  * Thread-safety: safe from any thread.
  */
 cuzk_status cuzk_proof_len(const struct cuzk_circuit *circuit, size_t *out, struct cuzk_error *err);
+
+/**
+ * Writes to `out` the bytes the proof of a request for `circuit` with the
+ * request input `input` (`input_len` bytes) takes: what `cuzk_prove` will
+ * write. That is `cuzk_proof_len`'s, except for a NonInteractivePoRep C1
+ * (13 or 126 partitions, named by its registered proof) and a WindowPoSt
+ * request for every partition (its header's count). The input is read only
+ * as far as that needs; `cuzk_prove` validates the rest.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT` (`circuit`, `out`, or `input` NULL with a
+ * length), `CUZK_UNKNOWN_CIRCUIT`, `CUZK_INVALID_ARGUMENT` (an input whose
+ * proof length cannot be read: not JSON, an unknown seal proof, a truncated
+ * PoSt header). `circuit` and `input` are read during the call only.
+ * Thread-safety: safe from any thread.
+ */
+cuzk_status cuzk_request_proof_len(const struct cuzk_circuit *circuit,
+                                   const uint8_t *input,
+                                   size_t input_len,
+                                   size_t *out,
+                                   struct cuzk_error *err);
 
 /**
  * Creates an engine.
@@ -1106,8 +1126,9 @@ void cuzk_pce_free(struct cuzk_pce *pce);
  * - `cancel`: NULL, or a token borrowed for the call; triggering it from
  *   another thread ends a waiting request with `CUZK_CANCELLED`.
  * - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
- *   at least `cuzk_proof_len(circuit)` (a WindowPoSt request for every
- *   partition: 192 per partition). Written only on success.
+ *   at least `cuzk_request_proof_len(circuit, input, input_len)` (more
+ *   than `cuzk_proof_len(circuit)` for a WindowPoSt request for every
+ *   partition and a NonInteractivePoRep C1). Written only on success.
  * - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
  *   receives the bytes needed instead (checked before any work is done, so
  *   `(NULL, 0)` is a cheap size query).

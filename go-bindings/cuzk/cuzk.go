@@ -49,8 +49,8 @@ func Synthetic(name string, constraints uint64) Circuit {
 // "512MiB", "32GiB", "64GiB"). Its PCE is one partition circuit's, shared by
 // the size's seal proofs (V1_1, SyntheticPoRep, NonInteractivePoRep); a
 // request's Input is the C1 output JSON, which names its seal proof, and its
-// proof is every partition's, concatenated (ProofLen; a NonInteractivePoRep
-// C1 has 13 or 126 partitions, and Prove sizes its proof by the C1).
+// proof is every partition's, concatenated (RequestProofLen: a
+// NonInteractivePoRep C1 has 13 or 126 partitions).
 func Porep(sectorSize string) Circuit {
 	return Circuit{kind: ccuzk.CircuitPorep, name: sectorSize}
 }
@@ -80,10 +80,19 @@ func (c Circuit) c() ccuzk.Circuit { return ccuzk.Circuit{Kind: c.kind, Name: c.
 
 // ProofLen is the length of a proof of c: ProofBytes per partition (for
 // PoRep, of an interactive or synthetic seal; for WindowPoSt, of one
-// partition).
+// partition). RequestProofLen gives a request's.
 func ProofLen(c Circuit) (int, error) {
 	n, s, msg := ccuzk.ProofLen(c.c())
 	return n, check("cuzk_proof_len", s, msg)
+}
+
+// RequestProofLen is the length of the proof Prove returns for a request for
+// c with input: ProofLen(c), or more for a NonInteractivePoRep C1 (13 or 126
+// partitions) and a WindowPoSt request for every partition. The input is read
+// only as far as that needs.
+func RequestProofLen(c Circuit, input []byte) (int, error) {
+	n, s, msg := ccuzk.RequestProofLen(c.c(), input)
+	return n, check("cuzk_request_proof_len", s, msg)
 }
 
 // Backend says where a proof runs.
@@ -541,7 +550,7 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 			return nil, Timings{}, ctx.Err()
 		}
 	}
-	n, err := ProofLen(req.circuit())
+	n, err := RequestProofLen(req.circuit(), req.Input)
 	if err != nil {
 		return nil, Timings{}, err
 	}
@@ -577,12 +586,6 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	}()
 	out := make([]byte, n)
 	n, t, s, msg := ccuzk.Prove(engine, req.PCE.h, req.Params.h, req.c(), cancel, out)
-	if s == ccuzk.Status(StatusBufferTooSmall) && n > len(out) {
-		// A request with more partitions than its circuit's default (a WindowPoSt of every
-		// partition, a non-interactive PoRep): the library said how many bytes before proving.
-		out = make([]byte, n)
-		n, t, s, msg = ccuzk.Prove(engine, req.PCE.h, req.Params.h, req.c(), cancel, out)
-	}
 	close(done)
 	<-watching // the token is freed only once nobody can trigger it
 	runtime.KeepAlive(req.PCE)

@@ -549,13 +549,21 @@ func TestPorep2KiB(t *testing.T) {
 	t.Logf("2 KiB PoRep: %d bytes, witness %.2f s, total %.2f s, verified with real parameters: %v", len(proof), tm.Witness, tm.Total, real)
 
 	// The other seal proofs of the size, beside CUZK_TEST_POREP_C1 when scripts/test.sh made
-	// them: the same PCE and parameters; a non-interactive seal has 13 partitions.
+	// them: the same PCE and parameters; a non-interactive seal has 13 partitions, which
+	// RequestProofLen reads off its C1 (tests/seal_variants.rs proves one and has
+	// filecoin-proofs verify it: 13 CPU partitions take minutes on two cores).
 	for seal, partitions := range map[string]int{"synthetic": 1, "non-interactive": 13} {
 		other, err := os.ReadFile(filepath.Join(filepath.Dir(c1Path), "porep-2k-"+seal+"-c1.json"))
 		if os.IsNotExist(err) {
 			continue
 		} else if err != nil {
 			t.Fatal(err)
+		}
+		if n, err := RequestProofLen(circuit, other); err != nil || n != partitions*ProofBytes {
+			t.Fatalf("%s: RequestProofLen %d (%v), want %d partitions'", seal, n, err, partitions)
+		}
+		if partitions > 1 {
+			continue
 		}
 		r := req
 		r.Input = other

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{arg_out, arg_ref, arg_str};
+use super::boundary::{arg_bytes, arg_out, arg_ref, arg_str};
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Circuit, Kind};
 
@@ -88,8 +88,8 @@ pub(crate) unsafe fn circuit_from_c(c: &cuzk_circuit) -> FfiResult<Circuit> {
 /// for a synthetic circuit and a PoSt partition, that times the number of
 /// partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
 /// every partition, and a NonInteractivePoRep C1 (126 partitions at 32GiB),
-/// take 192 per partition: `cuzk_prove` with a `(NULL, 0)` proof buffer says
-/// how many bytes. `circuit` is read during the call only.
+/// take 192 per partition: `cuzk_request_proof_len` says how many bytes.
+/// `circuit` is read during the call only.
 /// Thread-safety: safe from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_proof_len(
@@ -101,6 +101,35 @@ pub unsafe extern "C" fn cuzk_proof_len(
         let c = circuit_from_c(arg_ref(circuit, "circuit")?)?;
         let out = arg_out(out, "out")?;
         out.write(c.proof_len());
+        Ok(())
+    })
+}
+
+/// Writes to `out` the bytes the proof of a request for `circuit` with the
+/// request input `input` (`input_len` bytes) takes: what `cuzk_prove` will
+/// write. That is `cuzk_proof_len`'s, except for a NonInteractivePoRep C1
+/// (13 or 126 partitions, named by its registered proof) and a WindowPoSt
+/// request for every partition (its header's count). The input is read only
+/// as far as that needs; `cuzk_prove` validates the rest.
+///
+/// Errors: `CUZK_NULL_ARGUMENT` (`circuit`, `out`, or `input` NULL with a
+/// length), `CUZK_UNKNOWN_CIRCUIT`, `CUZK_INVALID_ARGUMENT` (an input whose
+/// proof length cannot be read: not JSON, an unknown seal proof, a truncated
+/// PoSt header). `circuit` and `input` are read during the call only.
+/// Thread-safety: safe from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_request_proof_len(
+    circuit: *const cuzk_circuit,
+    input: *const u8,
+    input_len: usize,
+    out: *mut usize,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let circuit = arg_ref(circuit, "circuit")?;
+        let input = arg_bytes(input, input_len, "input")?;
+        let out = arg_out(out, "out")?;
+        out.write(circuit_from_c(circuit)?.proof_len_for(input)?);
         Ok(())
     })
 }

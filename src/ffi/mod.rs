@@ -37,7 +37,7 @@ mod tests;
 
 use std::ffi::c_char;
 
-pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, CUZK_MAX_SYNTHETIC_SIZE};
+pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, cuzk_request_proof_len, CUZK_MAX_SYNTHETIC_SIZE};
 pub use engine::*;
 pub use mem::*;
 pub use params::*;

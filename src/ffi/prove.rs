@@ -219,8 +219,9 @@ pub fn prove(
 /// - `cancel`: NULL, or a token borrowed for the call; triggering it from
 ///   another thread ends a waiting request with `CUZK_CANCELLED`.
 /// - `proof_out`, `proof_cap`: a caller-owned buffer of `proof_cap` bytes,
-///   at least `cuzk_proof_len(circuit)` (a WindowPoSt request for every
-///   partition: 192 per partition). Written only on success.
+///   at least `cuzk_request_proof_len(circuit, input, input_len)` (more
+///   than `cuzk_proof_len(circuit)` for a WindowPoSt request for every
+///   partition and a NonInteractivePoRep C1). Written only on success.
 /// - `proof_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` it
 ///   receives the bytes needed instead (checked before any work is done, so
 ///   `(NULL, 0)` is a cheap size query).

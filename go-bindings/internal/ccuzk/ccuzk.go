@@ -308,6 +308,24 @@ func ProofLen(c Circuit) (int, Status, string) {
 	return int(n), Status(s), detail(&e)
 }
 
+// RequestProofLen is cuzk_request_proof_len.
+func RequestProofLen(c Circuit, input []byte) (int, Status, string) {
+	if s, m, bad := nulIn(c.Name); bad {
+		return 0, s, m
+	}
+	circuit, free := cCircuit(c)
+	defer free()
+	var in unsafe.Pointer
+	if len(input) > 0 {
+		in = C.CBytes(input)
+		defer C.free(in)
+	}
+	var n C.size_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_request_proof_len(&circuit, (*C.uint8_t)(in), C.size_t(len(input)), &n, &e)
+	return int(n), Status(s), detail(&e)
+}
+
 // EngineNew is cuzk_engine_new.
 func EngineNew(c EngineConfig) (Engine, Status, string) {
 	var cfg C.struct_cuzk_engine_config
