@@ -56,24 +56,46 @@ public:
     }                                                                       \
     return RustError{cudaSuccess};
 
-// CUZK_GUARD with sppark's device |device_id| selected as |gpu| (sppark's
-// registry, made by the first ngpus(), selects device 0 too: the guard
-// restores the caller's device after that as well).
-#define CUZK_TRY(device_id, ...)                                            \
+// A device's two lanes of work (lanes.cu). The throughput lane is sppark's
+// own gpu_t: its streams are shared by every throughput proof on the device,
+// and sppark's MSM allocates and frees on them with a synchronization each,
+// so whatever is queued there is waited for. The express lane is a second
+// gpu_t of the same device, made on first use: streams of its own at the
+// device's highest priority (their kernels' blocks are scheduled before the
+// throughput lane's), its own host threads and its own staging ring. Only
+// critical proofs use it.
+enum lane_t : int { LANE_THROUGHPUT = 0, LANE_EXPRESS = 1 };
+
+// The gpu_t of lane |lane| of sppark's device |device_id| (checked by the
+// caller), with that device selected for the calling thread.
+const gpu_t& lane_gpu(int device_id, int lane);
+
+// CUZK_GUARD with lane |lane| of sppark's device |device_id| selected as
+// |gpu| (sppark's registry, made by the first ngpus(), selects device 0 too:
+// the guard restores the caller's device after that as well).
+#define CUZK_TRY_ON(device_id, lane, ...)                                   \
     CUZK_GUARD({                                                            \
         if ((device_id) < 0 || (size_t)(device_id) >= ngpus())              \
             return RustError{-cudaErrorInvalidDevice,                        \
                              fmt("cuzk: no CUDA device %d (%zu usable)",    \
                                  (int)(device_id), ngpus())};               \
-        const gpu_t& gpu = select_gpu(device_id);                           \
+        if ((lane) != LANE_THROUGHPUT && (lane) != LANE_EXPRESS)            \
+            return RustError{-cudaErrorInvalidValue,                        \
+                             fmt("cuzk: no lane %d", (int)(lane))};         \
+        const gpu_t& gpu = lane_gpu(device_id, lane);                       \
         (void)gpu;                                                          \
         __VA_ARGS__                                                         \
     })
 
-// Blocks of 256 threads for a grid-stride kernel over |n| items on |gpu|:
-// one thread per item up to 16 blocks per SM, at least one block.
-inline unsigned blocks_for(const gpu_t& gpu, size_t n)
-{   return (unsigned)std::max<size_t>(1, std::min<size_t>((n + 255) / 256, (size_t)gpu.sm_count() * 16));   }
+// CUZK_TRY_ON the device's throughput lane.
+#define CUZK_TRY(device_id, ...) CUZK_TRY_ON(device_id, LANE_THROUGHPUT, __VA_ARGS__)
+
+// Blocks of 256 threads for a grid-stride kernel over |n| items: one thread
+// per item, at least one block. Short blocks keep SMs turning over, so that
+// the express lane's blocks (dispatched first) find room within microseconds
+// instead of waiting for blocks that loop over a whole partition.
+inline unsigned blocks_for(size_t n)
+{   return (unsigned)std::max<size_t>(1, std::min<size_t>((n + 255) / 256, INT32_MAX));   }
 
 // Plain 256-bit words: passes a field element to a kernel by value without
 // depending on fr_t's host (blst_256_t) vs device (mont_t) class layout.

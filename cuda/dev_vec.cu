@@ -27,14 +27,14 @@ struct stager_t {
 };
 
 std::mutex registry;
-stager_t* stagers[MAX_GPUS];        // never freed: bounded, reused by every proof
+stager_t* stagers[2][MAX_GPUS];     // per lane; never freed: bounded, reused by every proof
 
-stager_t& stager(const gpu_t& gpu)
+stager_t& stager(const gpu_t& gpu, int lane)
 {
     if ((size_t)gpu.id() >= MAX_GPUS)
         throw sppark_error{-cudaErrorInvalidDevice, std::string("cuzk: device id over 63")};
     std::lock_guard<std::mutex> guard(registry);
-    stager_t*& slot = stagers[gpu.id()];
+    stager_t*& slot = stagers[lane == LANE_EXPRESS][gpu.id()];
     if (slot == nullptr) {
         std::unique_ptr<stager_t> st{new stager_t};
         CUDA_OK(cudaHostAlloc(&st->buf, NBUF * CHUNK, cudaHostAllocPortable));
@@ -42,6 +42,11 @@ stager_t& stager(const gpu_t& gpu)
         uint64_t keep = UINT64_MAX;
         CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
         CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        // Memory freed on one stream is handed to another only once the free has run (the
+        // pool would otherwise make the allocating stream wait for the freeing stream's
+        // queue: an express allocation behind a partition's NTTs).
+        int no = 0;
+        CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
         for (auto& e : st->done)
             CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         slot = st.release();
@@ -68,12 +73,12 @@ size_t staging_bytes()
 {   return NBUF * CHUNK;   }
 
 void device_init(const gpu_t& gpu)
-{   (void)stager(gpu);   }
+{   (void)stager(gpu, LANE_THROUGHPUT);   }
 
-void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
+void staged_upload(const gpu_t& gpu, int lane, cudaStream_t stream, void* dst,
                    const void* src, size_t bytes)
 {
-    stager_t& st = stager(gpu);
+    stager_t& st = stager(gpu, lane);
     std::lock_guard<std::mutex> guard(st.mtx);
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t n = std::min(CHUNK, bytes - off);
@@ -91,11 +96,15 @@ void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
     }
 }
 
-CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, size_t* out)
+// Makes lane |lane| of device |device_id| ready for uploads (its staging
+// ring, and the device's pool settings) and says how many pinned bytes that
+// ring holds (*out).
+CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, int lane, size_t* out)
 {
     *out = 0;
-    CUZK_TRY(device_id, {
+    CUZK_TRY_ON(device_id, lane, {
         device_init(gpu);
+        (void)stager(gpu, lane);
         *out = staging_bytes();
     })
 }
@@ -148,12 +157,13 @@ CUZK_FFI RustError::by_value cuzk_gpu_room(int device_id, size_t* out)
     })
 }
 
-CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, const fr_t* host,
+// A new proof vector of lane |lane| of device |device_id| holding host[0..n).
+CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, int lane, const fr_t* host,
                                                  size_t n, scalars_t** out)
 {
     *out = nullptr;
-    CUZK_TRY(device_id, {
-        *out = dev_vec_upload(gpu, host, n, lifetime_t::proof);
+    CUZK_TRY_ON(device_id, lane, {
+        *out = dev_vec_upload(gpu, lane, host, n, lifetime_t::proof);
     })
 }
 
@@ -168,14 +178,14 @@ CUZK_FFI RustError::by_value cuzk_scalars_download(const scalars_t* v, fr_t* out
 }
 
 // The values of |src| whose bit is set in |words| (bit i of word i/64, least
-// significant first), in order, as a new vector on the same device.
+// significant first), in order, as a new vector on the same device and lane.
 CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uint64_t* words,
                                                  size_t nwords, scalars_t** out)
 {
     *out = nullptr;
     if (src == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null scalars handle"};
-    CUZK_TRY(src->device_id, {
+    CUZK_TRY_ON(src->device_id, src->lane, {
         const size_t len = src->len, need = (len + 63) / 64;
         if (nwords < need)
             return RustError{-cudaErrorInvalidValue, "cuzk: bitmap shorter than the vector"};
@@ -190,13 +200,13 @@ CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uin
             meta[need + w] = ones;
             ones += __builtin_popcountll(x);
         }
-        std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones, lifetime_t::proof)};
+        std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones, lifetime_t::proof, src->lane)};
         if (ones) {
             const stream_t& s = gpu;
             dev_ptr_t<uint64_t> d_meta{2 * need, s};
             CUDA_OK(cudaMemcpyAsync(&d_meta[0], meta.data(), 2 * need * sizeof(uint64_t),
                                     cudaMemcpyHostToDevice, s));
-            select_by_bits<<<blocks_for(gpu, len), 256, 0, s>>>((fr_bits_t*)v->d, (const fr_bits_t*)src->d,
+            select_by_bits<<<blocks_for(len), 256, 0, s>>>((fr_bits_t*)v->d, (const fr_bits_t*)src->d,
                                                   &d_meta[0], &d_meta[need], len);
             CUDA_OK(cudaGetLastError());
             CUDA_OK(cudaStreamSynchronize(s));

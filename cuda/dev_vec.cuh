@@ -2,16 +2,18 @@
 // every upload of them goes through.
 //
 // Rust memory is pageable: cudaMemcpy from it runs at about 6 GB/s. Each
-// device instead keeps a small ring of pinned buffers (allocated on its
-// first upload, kept for the process, staging_bytes() in all: 64 MiB): the
-// host copies a chunk into a free buffer with the device's thread pool while
-// the DMA of the previous chunk runs.
+// lane of a device instead keeps a small ring of pinned buffers (allocated on
+// its first upload, kept for the process, staging_bytes() in all: 64 MiB):
+// the host copies a chunk into a free buffer with the lane's thread pool
+// while the DMA of the previous chunk runs. The express lane has a ring of
+// its own so that a critical upload never waits for a partition's.
 //
 // A proof's device buffers come from the device's stream-ordered pool, told
-// on first use to keep what it has allocated: cudaMalloc/cudaFree per buffer
-// cost a device-wide synchronization each and serialize on the driver's
-// locks with the other devices' workers, which is what kept two GPUs from
-// doubling one. The SRS bases, long-lived, are plain allocations.
+// on first use to keep what it has allocated (and to give one lane's freed
+// memory to the other only once its free has run): cudaMalloc/cudaFree per
+// buffer cost a device-wide synchronization each and serialize on the
+// driver's locks with the other devices' workers, which is what kept two GPUs
+// from doubling one. The SRS bases, long-lived, are plain allocations.
 
 #ifndef __CUZK_DEV_VEC_CUH__
 #define __CUZK_DEV_VEC_CUH__
@@ -22,14 +24,15 @@
 // Pinned bytes one device's staging ring holds.
 size_t staging_bytes();
 
-// Makes |gpu|'s per-device state if it has none yet: the staging ring, and
-// the memory pool set to keep the memory freed into it.
+// Makes |gpu|'s per-device state if it has none yet: the throughput lane's
+// staging ring, and the memory pool set to keep the memory freed into it.
 void device_init(const gpu_t& gpu);
 
-// Copies |bytes| from host memory at |src| to device memory at |dst|, the
-// DMAs queued on |stream|. Returns once the last chunk is queued: |src| may
-// then be reused, and work queued on |stream| after this sees the data.
-void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
+// Copies |bytes| from host memory at |src| to device memory at |dst| through
+// lane |lane|'s ring (|gpu| is that lane's), the DMAs queued on |stream|.
+// Returns once the last chunk is queued: |src| may then be reused, and work
+// queued on |stream| after this sees the data.
+void staged_upload(const gpu_t& gpu, int lane, cudaStream_t stream, void* dst,
                    const void* src, size_t bytes);
 
 // How a device vector is allocated: SRS bases for the process, a proof's
@@ -37,16 +40,19 @@ void staged_upload(const gpu_t& gpu, cudaStream_t stream, void* dst,
 enum class lifetime_t { process, proof };
 
 // |len| values of T in one device's memory; the C handle behind the Rust
-// ResidentG1/G2 and DeviceScalars. Every user of a proof vector synchronizes
-// before it returns, so freeing on the device's first stream is safe.
+// ResidentG1/G2 and DeviceScalars. A proof vector belongs to a lane (|gpu|
+// is that lane's): the work on it, and what is made from it, runs there.
+// Every user of a proof vector synchronizes before it returns, so freeing on
+// its lane's first stream is safe.
 template<class T> struct dev_vec_t {
     int device_id;
+    int lane;
     size_t len;
     T* d;
     lifetime_t life;
 
-    dev_vec_t(const gpu_t& gpu, size_t n, lifetime_t l)
-        : device_id(gpu.id()), len(n), d(nullptr), life(l)
+    dev_vec_t(const gpu_t& gpu, size_t n, lifetime_t l, int on_lane = LANE_THROUGHPUT)
+        : device_id(gpu.id()), lane(on_lane), len(n), d(nullptr), life(l)
     {
         size_t bytes = (n ? n : 1) * sizeof(T);
         if (life == lifetime_t::proof) {
@@ -60,7 +66,7 @@ template<class T> struct dev_vec_t {
     {
         current_device_restore_t restore_device;
         try {
-            const gpu_t& gpu = select_gpu(device_id);
+            const gpu_t& gpu = lane_gpu(device_id, lane);
             if (life == lifetime_t::proof)
                 (void)cudaFreeAsync(d, (cudaStream_t)gpu);
             else
@@ -71,13 +77,15 @@ template<class T> struct dev_vec_t {
     dev_vec_t& operator=(const dev_vec_t&) = delete;
 };
 
-// A new device vector holding host[0..n), uploaded through the staging.
+// A new device vector of lane |lane| (|gpu| is that lane's) holding
+// host[0..n), uploaded through the lane's staging.
 template<class T>
-dev_vec_t<T>* dev_vec_upload(const gpu_t& gpu, const T* host, size_t n, lifetime_t life)
+dev_vec_t<T>* dev_vec_upload(const gpu_t& gpu, int lane, const T* host, size_t n,
+                             lifetime_t life)
 {
-    std::unique_ptr<dev_vec_t<T>> v{new dev_vec_t<T>(gpu, n, life)};
+    std::unique_ptr<dev_vec_t<T>> v{new dev_vec_t<T>(gpu, n, life, lane)};
     cudaStream_t s = gpu;
-    staged_upload(gpu, s, v->d, host, n * sizeof(T));
+    staged_upload(gpu, lane, s, v->d, host, n * sizeof(T));
     CUDA_OK(cudaStreamSynchronize(s));
     return v.release();
 }

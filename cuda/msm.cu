@@ -8,37 +8,14 @@
 // come from host memory or, for a proof's H and aux, from a device vector
 // (dev_vec.cuh) that never leaves the GPU.
 
-#include "dev_vec.cuh"
-#include <ff/bls12-381-fp2.hpp>
-#include <ec/jacobian_t.hpp>
-#include <ec/xyzz_t.hpp>
-
-typedef jacobian_t<fp_t> point_t;       // == blst_p1 (X, Y, Z Montgomery)
-typedef xyzz_t<fp_t> bucket_t;
-typedef bucket_t::affine_t affine_t;    // == blst_p1_affine, inf = (0,0)
-typedef jacobian_t<fp2_t> point_fp2_t;  // == blst_p2
-typedef xyzz_t<fp2_t> bucket_fp2_t;
-typedef bucket_fp2_t::affine_t affine_fp2_t;
-typedef fr_t scalar_t;                  // == blst_fr (Montgomery)
-
-#define SPPARK_DONT_INSTANTIATE_TEMPLATES
+#include "msm.cuh"
 #include <msm/pippenger.cuh>
 
-// A device address handed to msm_t::invoke. sppark's own dev_ptr_t yields
-// `affine_t::mem_t*` and the template invoke then recurses instead of
-// reaching the preloaded-points path; this wrapper yields `const T*`.
-template<class T> struct on_device_t {
-    const T* ptr;
-    const T& operator[](size_t i) const { return ptr[i]; }
-};
-template<class T> struct is_device_ptr<on_device_t<T>> {
-    static const bool value{true};
-};
-
 // MSMs of concurrent proofs on one device are not serialized: each msm_t has
-// its own buffers and events, and their kernels queue on the device's shared
+// its own buffers and events, and their kernels queue on their lane's
 // streams. An MSM ends on the host (the windows' final sums, sppark's
-// collect) with the GPU idle; another worker's MSM fills that gap.
+// collect) with the GPU idle; another worker's MSM fills that gap. An MSM
+// runs on the lane of its device scalars (host scalars: the throughput lane).
 
 template<class affine_t>
 static RustError bases_new(int device_id, const affine_t* points, size_t n,
@@ -46,7 +23,7 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 {
     *out = nullptr;
     CUZK_TRY(device_id, {
-        *out = dev_vec_upload(gpu, points, n, lifetime_t::process);
+        *out = dev_vec_upload(gpu, LANE_THROUGHPUT, points, n, lifetime_t::process);
     })
 }
 
@@ -58,7 +35,8 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
                      bool resident, size_t n, const scalar_t* host_scalars,
                      const scalars_t* dev_scalars)
 {
-    CUZK_TRY(device_id, {
+    const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
+    CUZK_TRY_ON(device_id, lane, {
         out->inf();
         if (dev_scalars != nullptr &&
             (dev_scalars->device_id != device_id || dev_scalars->len != n))
@@ -68,15 +46,11 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
             return RustError{cudaSuccess};
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
-        msm_t<bucket_t, point_t, affine_t, scalar_t> m{nullptr, n,
-                                                       sizeof(affine_t),
-                                                       device_id};
-        const on_device_t<affine_t> d_points{points};
-        RustError err = dev_scalars != nullptr
-            ? (resident ? m.invoke(*out, d_points, n, on_device_t<scalar_t>{dev_scalars->d}, true)
-                        : m.invoke(*out, points, n, on_device_t<scalar_t>{dev_scalars->d}, true))
-            : (resident ? m.invoke(*out, d_points, n, host_scalars, true)
-                        : m.invoke(*out, points, n, host_scalars, true));
+        const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d : nullptr;
+        RustError err = lane == LANE_EXPRESS
+            ? express_msm(device_id, out, points, resident, n, host_scalars, d_scalars)
+            : run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(
+                  device_id, out, points, resident, n, host_scalars, d_scalars);
         if (err.code != cudaSuccess)
             return err;
     })

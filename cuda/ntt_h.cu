@@ -58,9 +58,9 @@ public:
 };
 
 // H's first |out_len| coefficients, as a vector on the device (*out). |a|,
-// |b| and |c| (2^|lg_domain| values each on device |device_id|, e.g. from
-// cuzk_matrices_eval) are consumed on every path: b and c are freed and H
-// takes a's buffer.
+// |b| and |c| (2^|lg_domain| values each on device |device_id| and one lane,
+// where this runs: e.g. from cuzk_matrices_eval) are consumed on every path:
+// b and c are freed and H takes a's buffer.
 CUZK_FFI RustError::by_value cuzk_compute_h(int device_id, scalars_t* a, scalars_t* b,
                                             scalars_t* c, uint32_t lg_domain,
                                             const fr_bits_t* z_inv, size_t out_len,
@@ -70,16 +70,17 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id, scalars_t* a, scalars
     std::unique_ptr<scalars_t> v[3] = { std::unique_ptr<scalars_t>{a},
                                         std::unique_ptr<scalars_t>{b},
                                         std::unique_ptr<scalars_t>{c} };
-    CUZK_TRY(device_id, {
+    const int lane = a ? a->lane : LANE_THROUGHPUT;
+    CUZK_TRY_ON(device_id, lane, {
         if (lg_domain == 0 || lg_domain > MAX_LG_DOMAIN_SIZE)
             return RustError{-cudaErrorInvalidValue,
                              fmt("cuzk: lg_domain %u outside 1..=%d", lg_domain,
                                  MAX_LG_DOMAIN_SIZE)};
         const size_t N = (size_t)1 << lg_domain;
         for (auto& x : v)
-            if (!x || x->device_id != device_id || x->len != N)
+            if (!x || x->device_id != device_id || x->lane != lane || x->len != N)
                 return RustError{-cudaErrorInvalidValue,
-                                 "cuzk: a, b, c must be domain-long vectors on the device"};
+                                 "cuzk: a, b, c must be domain-long vectors on the device and one lane"};
         if (out_len > N)
             return RustError{-cudaErrorInvalidValue, "cuzk: out longer than the domain"};
 
@@ -88,7 +89,7 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id, scalars_t* a, scalars
         using Ty = NTT::Type;
 
         streams_joined_t joined{gpu};
-        // a, b, c were written in the order of the device's first stream.
+        // a, b, c were written in the order of the lane's first stream.
         event_t ready{(cudaStream_t)gpu};
         for (int i = 0; i < 3; i++) {
             stream_t& s = gpu[i];
@@ -103,7 +104,7 @@ CUZK_FFI RustError::by_value cuzk_compute_h(int device_id, scalars_t* a, scalars
         s.wait(b_done);
         s.wait(c_done);
 
-        h_combine<<<blocks_for(gpu, N), 256, 0, s>>>(v[0]->d, v[1]->d, v[2]->d, *z_inv, N);
+        h_combine<<<blocks_for(N), 256, 0, s>>>(v[0]->d, v[1]->d, v[2]->d, *z_inv, N);
         CUDA_OK(cudaGetLastError());
 
         NTT::Base_dev_ptr(s, v[0]->d, lg_domain, IO::NN, Dir::inverse, Ty::coset);

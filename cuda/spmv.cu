@@ -110,7 +110,7 @@ static T* upload_plain(const gpu_t& gpu, const T* host, size_t n)
     T* d;
     CUDA_OK(cudaMalloc(&d, (n ? n : 1) * sizeof(T)));
     if (n)
-        staged_upload(gpu, gpu, d, host, n * sizeof(T));
+        staged_upload(gpu, LANE_THROUGHPUT, gpu, d, host, n * sizeof(T));
     return d;
 }
 
@@ -148,8 +148,9 @@ CUZK_FFI void cuzk_matrices_free(matrices_t* m)
 {   delete m;   }
 
 // a, b, c of the witness (|inputs|, |aux|: device vectors on the matrices'
-// device) as three new device vectors of 2^|lg_domain| values each, zero
-// past the rows: ready for cuzk_compute_h. *first_unsatisfied is the first
+// device and one lane, where this runs) as three new device vectors of that
+// lane, 2^|lg_domain| values each, zero past the rows: ready for
+// cuzk_compute_h. *first_unsatisfied is the first
 // row with a·b != c, or UINT64_MAX when every row holds.
 CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scalars_t* inputs,
                                                 const scalars_t* aux, uint32_t lg_domain,
@@ -159,9 +160,11 @@ CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scala
     *first_unsat = UINT64_MAX;
     if (m == nullptr || inputs == nullptr || aux == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null matrices or witness handle"};
-    CUZK_TRY(m->device_id, {
+    CUZK_TRY_ON(m->device_id, aux->lane, {
         if (inputs->device_id != m->device_id || aux->device_id != m->device_id)
             return RustError{-cudaErrorInvalidValue, "cuzk: witness on another device"};
+        if (inputs->lane != aux->lane)
+            return RustError{-cudaErrorInvalidValue, "cuzk: witness on two lanes"};
         if (inputs->len != m->num_inputs || inputs->len + aux->len != m->num_cols)
             return RustError{-cudaErrorInvalidValue, "cuzk: witness of another shape"};
         if (lg_domain > 32 || ((size_t)1 << lg_domain) < m->rows)
@@ -170,13 +173,13 @@ CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scala
         stream_t& s = gpu;
         std::unique_ptr<scalars_t> abc[3];
         for (auto& v : abc)
-            v.reset(new scalars_t(gpu, N, lifetime_t::proof));
+            v.reset(new scalars_t(gpu, N, lifetime_t::proof, aux->lane));
         dev_ptr_t<eval_flags_t> d_flags{1, s};
         eval_flags_t flags{UINT64_MAX, 0};
         CUDA_OK(cudaMemcpyAsync(&d_flags[0], &flags, sizeof(flags), cudaMemcpyHostToDevice, s));
         for (int i = 0; i < 3; i++) {
             if (n)
-                spmv_rows<<<blocks_for(gpu, n), 256, 0, s>>>(
+                spmv_rows<<<blocks_for(n), 256, 0, s>>>(
                     abc[i]->d, m->row_ptr[i], m->words[i], m->nwords[i], m->dict, m->dict_len,
                     inputs->d, m->num_inputs, aux->d, m->num_cols, n, &d_flags[0]);
             CUDA_OK(cudaGetLastError());
@@ -184,7 +187,7 @@ CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scala
                 s.bzero(abc[i]->d + n, N - n);
         }
         if (n)
-            first_unsatisfied<<<blocks_for(gpu, n), 256, 0, s>>>(abc[0]->d, abc[1]->d,
+            first_unsatisfied<<<blocks_for(n), 256, 0, s>>>(abc[0]->d, abc[1]->d,
                                                                  abc[2]->d, n, &d_flags[0]);
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaMemcpyAsync(&flags, &d_flags[0], sizeof(flags), cudaMemcpyDeviceToHost, s));

@@ -4,6 +4,7 @@ use std::sync::Mutex;
 
 use super::error::{check, GpuError, Result};
 use super::ffi;
+use super::turns::Urgency;
 use crate::mem::{Owner, Tracked};
 
 /// `device_id` as the C entry points take it, or an error if it is not a
@@ -111,14 +112,25 @@ pub fn devices() -> Vec<DeviceInfo> {
     (0..device_count()).filter_map(|i| device_info(i).ok()).collect()
 }
 
-/// Pinned host memory of each device's upload staging, accounted once per
-/// device (it is allocated on the device's first upload and kept).
-static STAGING: Mutex<Vec<(i32, Tracked)>> = Mutex::new(Vec::new());
+/// The C lane (cuda/common.cuh: `lane_t`) a stage of `urgency` runs its device work on: the
+/// shared throughput lane, or the device's express lane (its own streams at the highest
+/// priority, host threads and staging) for critical stages.
+pub(super) fn c_lane(urgency: Urgency) -> i32 {
+    match urgency {
+        Urgency::Throughput => 0,
+        Urgency::Critical => 1,
+    }
+}
+
+/// Pinned host memory of each device lane's upload staging, accounted once per device and
+/// lane (it is allocated on the lane's first upload and kept).
+static STAGING: Mutex<Vec<(i32, i32, Tracked)>> = Mutex::new(Vec::new());
 
 /// Gives back to the driver what the memory pools of the devices proofs have used keep of
 /// their freed buffers (devices never used are not touched: no context is made for them).
 pub fn trim_pools() {
-    let used: Vec<i32> = STAGING.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(id, _)| *id).collect();
+    let mut used: Vec<i32> = STAGING.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(id, ..)| *id).collect();
+    used.dedup();
     for id in used {
         // SAFETY: a plain call on a device id the C side checks; no pointers.
         if let Err(e) = check(unsafe { ffi::cuzk_gpu_trim(id) }) {
@@ -127,18 +139,20 @@ pub fn trim_pools() {
     }
 }
 
-/// [`c_device`] for a call that uploads: also makes sure the device's pinned
-/// staging exists and is accounted as host memory.
-pub(super) fn c_device_for_upload(device_id: usize) -> Result<i32> {
+/// [`c_device`] for a call that uploads on the lane of `urgency` ([`c_lane`]): also makes sure
+/// that lane's pinned staging exists and is accounted as host memory.
+pub(super) fn c_device_for_upload(device_id: usize, urgency: Urgency) -> Result<i32> {
     let c_id = c_device(device_id)?;
+    let lane = c_lane(urgency);
     let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
-    if !staging.iter().any(|(id, _)| *id == c_id) {
+    if !staging.iter().any(|&(id, l, _)| (id, l) == (c_id, lane)) {
         let mut bytes = 0usize;
         // SAFETY: the C side writes one `size_t` (= usize) through the
         // pointer, which points to a live local, and keeps nothing.
-        check(unsafe { ffi::cuzk_staging_bytes(c_id, &mut bytes) })?;
+        check(unsafe { ffi::cuzk_staging_bytes(c_id, lane, &mut bytes) })?;
         // It holds the witnesses (and once each, the SRS and PCE) on their way to the device.
-        staging.push((c_id, Tracked::new(Owner::Witness, bytes as u64)));
+        staging.push((c_id, lane, Tracked::new(Owner::Witness, bytes as u64)));
+        staging.sort_by_key(|&(id, l, _)| (id, l));
     }
     Ok(c_id)
 }

@@ -125,12 +125,13 @@ extern "C" {
         first_unsatisfied: *mut u64,
     ) -> sppark::Error;
 
-    pub(crate) fn cuzk_staging_bytes(device_id: i32, out: *mut usize) -> sppark::Error;
+    pub(crate) fn cuzk_staging_bytes(device_id: i32, lane: i32, out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_gpu_trim(device_id: i32) -> sppark::Error;
     pub(crate) fn cuzk_gpu_room(device_id: i32, out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_gpu_warm(device_id: i32, bytes: usize) -> sppark::Error;
     pub(crate) fn cuzk_scalars_upload(
         device_id: i32,
+        lane: i32,
         scalars: *const Scalar,
         n: usize,
         out: *mut *mut c_void,

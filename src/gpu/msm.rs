@@ -10,6 +10,7 @@ use super::device::{c_device, c_device_for_upload};
 use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use super::scalars::Scalars;
+use super::turns::Urgency;
 
 macro_rules! resident {
     ($name:ident, $affine:ty, $proj:ty, $new:ident, $free:ident, $msm:ident, $host_msm:ident,
@@ -20,7 +21,8 @@ macro_rules! resident {
         /// there until the value is dropped. `msm` may be called from many
         /// threads at once: MSMs on one device are not serialised but
         /// interleave, each with its own scratch memory and events, their
-        /// kernels queued on the device's shared streams.
+        /// kernels queued on the streams of their scalars' lane (host scalars:
+        /// the throughput lane's, shared by every throughput proof).
         pub struct $name {
             /// The C++ `dev_vec_t` (cuda/dev_vec.cuh) holding the bases.
             handle: NonNull<c_void>,
@@ -46,7 +48,7 @@ macro_rules! resident {
         impl $name {
             /// Uploads `bases` to `device_id` (through the pinned staging).
             pub fn new(device_id: usize, bases: &[$affine]) -> Result<Self> {
-                let c_id = c_device_for_upload(device_id)?;
+                let c_id = c_device_for_upload(device_id, Urgency::Throughput)?;
                 let mut handle: *mut c_void = std::ptr::null_mut();
                 // SAFETY: `bases` is valid for `bases.len()` points whose layout
                 // is sppark's affine type (pinned in ffi.rs); the C side copies

@@ -6,13 +6,16 @@ use std::ptr::NonNull;
 use blstrs::Scalar;
 use ff::Field;
 
-use super::device::c_device_for_upload;
+use super::device::{c_device_for_upload, c_lane};
 use super::error::{check, invalid_argument, Result};
 use super::ffi;
+use super::turns::Urgency;
 use crate::mem::{Owner, Tracked};
 
 /// Scalars in one device's memory (an H polynomial, a witness's aux, a
-/// density selection of them), freed on drop.
+/// density selection of them), freed on drop. They belong to the lane of the stage that
+/// uploaded them (`upload`'s urgency): what is computed from them (a, b, c, H, selections, the
+/// MSMs they are the scalars of) runs on that lane's streams and is a vector of that lane.
 pub struct DeviceScalars {
     /// The C++ `dev_vec_t<fr_t>` (cuda/dev_vec.cuh) holding the scalars.
     handle: NonNull<c_void>,
@@ -44,15 +47,18 @@ impl DeviceScalars {
         Ok(Self { handle, device_id, len, _accounted: Tracked::new(Owner::Gpu, 32 * alloc.max(1) as u64) })
     }
 
-    /// Copies `scalars` to `device_id` (through the pinned staging).
-    pub fn upload(device_id: usize, scalars: &[Scalar]) -> Result<Self> {
-        let c_id = c_device_for_upload(device_id)?;
+    /// Copies `scalars` to `device_id` (through the pinned staging of the lane of `urgency`),
+    /// as a vector of that lane.
+    pub fn upload(device_id: usize, urgency: Urgency, scalars: &[Scalar]) -> Result<Self> {
+        let c_id = c_device_for_upload(device_id, urgency)?;
         let mut handle = std::ptr::null_mut();
         // SAFETY: `scalars` is valid for `scalars.len()` values of sppark's
         // `fr_t` layout (pinned in ffi.rs); the C side copies them to the
         // device before it returns and keeps no pointer to them. It writes
         // `handle` (null on failure) and nothing else.
-        check(unsafe { ffi::cuzk_scalars_upload(c_id, scalars.as_ptr(), scalars.len(), &mut handle) })?;
+        check(unsafe {
+            ffi::cuzk_scalars_upload(c_id, c_lane(urgency), scalars.as_ptr(), scalars.len(), &mut handle)
+        })?;
         Self::from_raw(handle, device_id, scalars.len(), scalars.len())
     }
 

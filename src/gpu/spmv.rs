@@ -11,6 +11,7 @@ use super::device::{c_device, c_device_for_upload};
 use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use super::scalars::DeviceScalars;
+use super::turns::Urgency;
 use crate::mem::{Owner, Tracked};
 
 /// One sparse matrix as the host holds it: `rows + 1` word offsets and the words.
@@ -57,7 +58,7 @@ impl DeviceMatrices {
         if m.iter().any(|x| x.row_ptr.len() != rows + 1) || num_inputs > num_cols {
             return Err(invalid_argument("matrices of different rows, or more inputs than columns"));
         }
-        let c_id = c_device_for_upload(device_id)?;
+        let c_id = c_device_for_upload(device_id, Urgency::Throughput)?;
         let row_ptr = m.map(|x| x.row_ptr.as_ptr());
         let words = m.map(|x| x.words.as_ptr());
         let nwords = m.map(|x| x.words.len());

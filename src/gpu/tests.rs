@@ -75,20 +75,30 @@ fn g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
     out
 }
 
-/// H on the device from host a, b, c (zero-padded to the domain and uploaded), with the
-/// `z_inv` the CUDA backend passes.
-fn device_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg: u32) -> Result<DeviceScalars> {
-    let up = |v: &[Scalar]| {
-        let mut v = v.to_vec();
-        v.resize(1 << lg, Scalar::ZERO);
-        DeviceScalars::upload(device_id, &v)
-    };
+/// `v` zero-padded to the domain of 2^lg and uploaded to the lane of `urgency`.
+fn padded(device_id: usize, urgency: Urgency, v: &[Scalar], lg: u32) -> Result<DeviceScalars> {
+    let mut v = v.to_vec();
+    v.resize(1 << lg, Scalar::ZERO);
+    DeviceScalars::upload(device_id, urgency, &v)
+}
+
+/// H on the device (on the lane of `urgency`) from host a, b, c, with the `z_inv` the CUDA
+/// backend passes.
+fn device_h(
+    device_id: usize,
+    urgency: Urgency,
+    a: &[Scalar],
+    b: &[Scalar],
+    c: &[Scalar],
+    lg: u32,
+) -> Result<DeviceScalars> {
+    let up = |v| padded(device_id, urgency, v, lg);
     super::compute_h(device_id, [up(a)?, up(b)?, up(c)?], lg, z_inv_on_coset(lg))
 }
 
-/// [`device_h`] brought back to the host.
+/// [`device_h`] on the throughput lane, brought back to the host.
 fn compute_h(device_id: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar], lg: u32) -> Result<Vec<Scalar>> {
-    device_h(device_id, a, b, c, lg)?.to_host()
+    device_h(device_id, Urgency::Throughput, a, b, c, lg)?.to_host()
 }
 
 fn naive_g1(bases: &[G1Affine], s: &[Scalar]) -> G1Projective {
@@ -137,7 +147,7 @@ fn errors_without_device() {
     assert!(r.msm(0..5, &scalars(5, 3)).is_err());
     assert!(r.msm(1..3, &s).is_err());
     // a, b, c of other lengths than the domain, or a domain out of range.
-    let up = |v: &[Scalar]| DeviceScalars::upload(0, v).unwrap();
+    let up = |v: &[Scalar]| DeviceScalars::upload(0, Urgency::Throughput, v).unwrap();
     let z = z_inv_on_coset(2);
     assert!(super::compute_h(0, [up(&s), up(&s), up(&s[..3])], 2, z).is_err());
     assert!(super::compute_h(0, [up(&s), up(&s), up(&s)], 1, z).is_err());
@@ -373,8 +383,8 @@ fn repeated_calls_do_not_leak() {
         let r = ResidentG1::new(0, &bases).unwrap();
         r.msm(0..n, &s).unwrap();
         compute_h(0, &s, &s, &s, 15).unwrap();
-        device_h(0, &s, &s, &s, 15).unwrap().select(&words).unwrap();
-        let d = DeviceScalars::upload(0, &s).unwrap();
+        device_h(0, Urgency::Throughput, &s, &s, &s, 15).unwrap().select(&words).unwrap();
+        let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
         let sel = d.select(&words).unwrap();
         r.msm(0..sel.len(), &sel).unwrap();
     };
@@ -398,10 +408,12 @@ fn device_scalars_upload_select_msm() {
     if !have_gpu("device_scalars_upload_select_msm") {
         return;
     }
-    // 3·2^20 + 7 scalars cross the staging's 16 MiB chunks and wrap its ring.
-    for &n in &[0usize, 1, 63, 64, 65, 1000, 4099, (3 << 20) + 7] {
+    // 3·2^20 + 7 scalars cross the staging's 16 MiB chunks and wrap its ring; the sizes
+    // alternate between the lanes (a selection and an MSM run on their scalars' lane).
+    for (i, &n) in [0usize, 1, 63, 64, 65, 1000, 4099, (3 << 20) + 7].iter().enumerate() {
+        let lane = if i % 2 == 0 { Urgency::Throughput } else { Urgency::Critical };
         let s = scalars(n, 40 + n as u64);
-        let d = DeviceScalars::upload(0, &s).unwrap();
+        let d = DeviceScalars::upload(0, lane, &s).unwrap();
         assert_eq!(d.len(), n);
         assert!(d.to_host().unwrap() == s, "round trip n={n}");
         // Random words, bits past n set too (they must be ignored), plus
@@ -430,7 +442,7 @@ fn device_scalars_upload_select_msm() {
         }
     }
     let s = scalars(2053, 9);
-    let d = DeviceScalars::upload(0, &s).unwrap();
+    let d = DeviceScalars::upload(0, Urgency::Critical, &s).unwrap();
     let bases = g2_bases(2053, 8);
     let r = ResidentG2::new(0, &bases).unwrap();
     let want = naive_g2(&bases, &s);
@@ -448,13 +460,19 @@ fn compute_h_stays_on_device() {
     let lg = 12;
     let n = 3000;
     let (a, b, c) = (scalars(n, 1), scalars(n, 2), scalars(n, 3));
-    let h = device_h(0, &a, &b, &c, lg).unwrap();
+    let h = device_h(0, Urgency::Throughput, &a, &b, &c, lg).unwrap();
     assert_eq!(h.len(), (1 << lg) - 1);
-    // a, b, c must be the domain's length, on the named device.
-    let short = || DeviceScalars::upload(0, &a).unwrap();
+    // a, b, c must be the domain's length, on the named device, on one lane.
+    let short = || DeviceScalars::upload(0, Urgency::Throughput, &a).unwrap();
     assert!(super::compute_h(0, [short(), short(), short()], lg, z_inv_on_coset(lg)).is_err());
+    let (t, e) = (Urgency::Throughput, Urgency::Critical);
+    let mixed = [padded(0, t, &a, lg), padded(0, e, &b, lg), padded(0, t, &c, lg)].map(Result::unwrap);
+    let Err(err) = super::compute_h(0, mixed, lg, z_inv_on_coset(lg)) else { panic!("a, b, c of two lanes taken") };
+    assert!(err.to_string().contains("one lane"), "{err}");
     let want = reference_h(&a, &b, &c, lg);
     assert!(h.to_host().unwrap() == want);
+    let express = device_h(0, Urgency::Critical, &a, &b, &c, lg).unwrap();
+    assert!(express.to_host().unwrap() == want, "H on the express lane");
     // The H MSM straight from the device equals the one from host coefficients.
     let bases = g1_bases(h.len(), 4);
     let r = ResidentG1::new(0, &bases).unwrap();
@@ -574,9 +592,9 @@ fn gpu_primitive_timings() {
     for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
         let n = 1usize << lg;
         let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
-        let (first, best, _) = time(reps, || device_h(0, a, b, c, lg).unwrap());
+        let (first, best, _) = time(reps, || device_h(0, Urgency::Throughput, a, b, c, lg).unwrap());
         println!("| compute_h (a, b, c uploaded, then 3 iNTT + 3 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
-        let (first, best, d) = time(reps, || DeviceScalars::upload(0, a).unwrap());
+        let (first, best, d) = time(reps, || DeviceScalars::upload(0, Urgency::Throughput, a).unwrap());
         println!(
             "| DeviceScalars::upload ({:.1} GB/s best) | 2^{lg} | - | {first:.3} | {best:.3} |",
             (32 * n) as f64 / best / 1e9
@@ -596,7 +614,7 @@ fn trim_gives_the_pools_memory_back() {
     }
     let n = 1 << 24; // 512 MiB on the device
     let s = vec![Scalar::ONE; n];
-    drop(DeviceScalars::upload(0, &s).unwrap());
+    drop(DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap());
     let kept = device_info(0).unwrap().free_bytes;
     trim_pools();
     let after = device_info(0).unwrap().free_bytes;

@@ -192,7 +192,7 @@ pub fn proof_parts(
     let steps = &mut t.gpu;
     let (h_coeffs, aux) = timed(&mut t.h, || -> Result<_> {
         let (inputs, aux) = timed(&mut steps.witness_upload, || -> Result<_> {
-            Ok((DeviceScalars::upload(id, &w.inputs)?, DeviceScalars::upload(id, &w.aux)?))
+            Ok((DeviceScalars::upload(id, urgency, &w.inputs)?, DeviceScalars::upload(id, urgency, &w.aux)?))
         })?;
         let (abc, unsatisfied) = timed(&mut steps.spmv, || matrices.eval(&inputs, &aux, lg))?;
         if let Some(constraint) = unsatisfied {
@@ -253,8 +253,9 @@ mod tests {
     use blstrs::Scalar;
     use ff::Field;
 
-    /// Proofs from four threads at once on one device (shared streams,
-    /// staging ring, interleaved MSMs) equal the serial GPU proof and the CPU one.
+    /// Proofs from four threads at once on one device (shared streams, staging ring,
+    /// interleaved MSMs; two of the threads' proofs critical, on the express lane) equal the
+    /// serial GPU proof and the CPU one.
     #[test]
     fn concurrent_proofs_match_serial_and_cpu() {
         if gpu::device_count() == 0 {
@@ -266,14 +267,17 @@ mod tests {
         let params = super::super::dummy_params(&pce, 7);
         let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
         let (r, s) = (Scalar::from(5u64), Scalar::from(9u64));
-        let on =
-            |backend| super::super::prove(backend, Urgency::Throughput, &pce, &w, None, &params, (r, s)).unwrap().0;
-        let one = || on(Backend::Cuda(0));
-        let want = one();
-        let cpu = on(Backend::Cpu);
+        let on = |backend, urgency| super::super::prove(backend, urgency, &pce, &w, None, &params, (r, s)).unwrap().0;
+        let one = |urgency| on(Backend::Cuda(0), urgency);
+        let want = one(Urgency::Throughput);
+        let cpu = on(Backend::Cpu, Urgency::Throughput);
         assert!(want == cpu, "GPU proof differs from the CPU backend's");
+        assert!(one(Urgency::Critical) == want, "the express lane's proof differs");
         let got: Vec<Proof<Bls12>> = std::thread::scope(|sc| {
-            let threads: Vec<_> = (0..4).map(|_| sc.spawn(|| (0..3).map(|_| one()).collect::<Vec<_>>())).collect();
+            let threads: Vec<_> = [Urgency::Throughput, Urgency::Critical, Urgency::Throughput, Urgency::Critical]
+                .map(|u| sc.spawn(move || (0..3).map(|_| one(u)).collect::<Vec<_>>()))
+                .into_iter()
+                .collect();
             threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
         });
         assert_eq!(got.len(), 12);
@@ -319,19 +323,21 @@ mod tests {
         let lg = pce.domain_size().trailing_zeros();
         let m = device_matrices(0, pce).unwrap();
         assert!(Arc::ptr_eq(&m, &device_matrices(0, pce).unwrap()), "uploaded once");
-        let on_device = |w: &Witness| {
+        let on_device = |w: &Witness, lane| {
             let (inputs, aux) =
-                (DeviceScalars::upload(0, &w.inputs).unwrap(), DeviceScalars::upload(0, &w.aux).unwrap());
+                (DeviceScalars::upload(0, lane, &w.inputs).unwrap(), DeviceScalars::upload(0, lane, &w.aux).unwrap());
             let (abc, unsat) = m.eval(&inputs, &aux, lg).unwrap();
             (abc.map(|v| v.to_host().unwrap()), unsat)
         };
         let host = evaluate(pce, &w).unwrap();
-        let ([a, b, c], unsat) = on_device(&w);
-        assert_eq!(unsat, None, "{what}");
-        for (got, want) in [(a, &host.a), (b, &host.b), (c, &host.c)] {
-            assert_eq!(got.len(), pce.domain_size());
-            assert!(got[..want.len()] == want[..], "{what}: a device product differs");
-            assert!(got[want.len()..].iter().all(|x| *x == Scalar::ZERO), "{what}: padding");
+        for lane in [Urgency::Throughput, Urgency::Critical] {
+            let ([a, b, c], unsat) = on_device(&w, lane);
+            assert_eq!(unsat, None, "{what}");
+            for (got, want) in [(a, &host.a), (b, &host.b), (c, &host.c)] {
+                assert_eq!(got.len(), pce.domain_size());
+                assert!(got[..want.len()] == want[..], "{what} ({lane:?}): a device product differs");
+                assert!(got[want.len()..].iter().all(|x| *x == Scalar::ZERO), "{what}: padding");
+            }
         }
         // A wrong aux value: both sides name the same first broken row.
         w.aux[pce.num_aux / 2] += Scalar::from(3u64);
@@ -339,7 +345,7 @@ mod tests {
             Err(crate::Error::Unsatisfied { constraint }) => constraint,
             other => panic!("{what}: the host check says {other:?}"),
         };
-        assert_eq!(on_device(&w).1, Some(want), "{what}");
+        assert_eq!(on_device(&w, Urgency::Critical).1, Some(want), "{what}");
         drop(m);
         assert_eq!(pce.device_copies.drop_unused(), 1);
     }
@@ -354,8 +360,8 @@ mod tests {
         }
         let row_ptr = [0u32, 1, 3];
         let dict = [Scalar::from(5u64)];
-        let inputs = DeviceScalars::upload(0, &[Scalar::ONE]).unwrap();
-        let aux = DeviceScalars::upload(0, &[Scalar::from(2u64), Scalar::from(4u64)]).unwrap();
+        let inputs = DeviceScalars::upload(0, Urgency::Throughput, &[Scalar::ONE]).unwrap();
+        let aux = DeviceScalars::upload(0, Urgency::Throughput, &[Scalar::from(2u64), Scalar::from(4u64)]).unwrap();
         let eval = |words: &[u32], row_ptr: &[u32]| {
             let m = Csr { row_ptr, words };
             DeviceMatrices::new(0, [m, m, m], &dict, 1, 3).and_then(|d| d.eval(&inputs, &aux, 1))

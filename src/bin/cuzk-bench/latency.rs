@@ -144,6 +144,10 @@ fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
         "witness_s": median(|t| t.witness), "spmv_s": median(|t| t.spmv),
         "backend_s": median(|t| t.prove.total()), "h_s": median(|t| t.prove.h),
         "msm_h_s": median(|t| t.prove.msm_h), "msm_l_s": median(|t| t.prove.msm_l),
+        "msm_a_s": median(|t| t.prove.msm_a), "msm_b_g1_s": median(|t| t.prove.msm_b_g1),
+        "msm_b_g2_s": median(|t| t.prove.msm_b_g2),
+        "gpu_witness_upload_s": median(|t| t.prove.gpu.witness_upload),
+        "gpu_spmv_s": median(|t| t.prove.gpu.spmv), "gpu_h_ntt_s": median(|t| t.prove.gpu.h_ntt),
     });
     let p99 = quantile(&mut total, 0.99);
     json!({
