@@ -63,6 +63,7 @@ extern "C" {
         n: usize,
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
+        dev_start: usize,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_resident(
@@ -71,6 +72,7 @@ extern "C" {
         n: usize,
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
+        dev_start: usize,
         out: *mut G2Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g1_msm_host(
@@ -79,6 +81,7 @@ extern "C" {
         n: usize,
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
+        dev_start: usize,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_host(
@@ -87,6 +90,7 @@ extern "C" {
         n: usize,
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
+        dev_start: usize,
         out: *mut G2Projective,
     ) -> sppark::Error;
 

@@ -83,19 +83,27 @@ macro_rules! resident {
                 if scalars.len() != range.len() {
                     return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), range.len())));
                 }
-                let (host_scalars, dev_scalars) = scalars.c_pointers(self.device_id)?;
+                let (host_scalars, dev_scalars, dev_start) = scalars.c_pointers(self.device_id)?;
                 let mut out = <$proj as group::Group>::identity();
                 // SAFETY: `handle` is the live `dev_vec_t` from `new` (freed
                 // only in `drop`), and `range` lies inside its `len` bases
                 // (checked above, and again by the C side). `c_pointers` gave
                 // either a host pointer valid for `range.len()` scalars, read
                 // before the call returns, or the handle of a `DeviceScalars`
-                // on this device whose length the C side checks against
-                // `range.len()`; the borrow in `scalars` keeps either alive
-                // for the call. `out` is a live local of sppark's Jacobian
+                // on this device and a first scalar whose range the C side
+                // checks against the vector's length; the borrow in `scalars`
+                // keeps either alive for the call. `out` is a live local of sppark's Jacobian
                 // layout; the C side writes only it.
                 check(unsafe {
-                    ffi::$msm(self.handle.as_ptr(), range.start, range.len(), host_scalars, dev_scalars, &mut out)
+                    ffi::$msm(
+                        self.handle.as_ptr(),
+                        range.start,
+                        range.len(),
+                        host_scalars,
+                        dev_scalars,
+                        dev_start,
+                        &mut out,
+                    )
                 })?;
                 Ok(out)
             }
@@ -119,7 +127,7 @@ macro_rules! resident {
             if scalars.len() != bases.len() {
                 return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), bases.len())));
             }
-            let (host_scalars, dev_scalars) = scalars.c_pointers(device_id)?;
+            let (host_scalars, dev_scalars, dev_start) = scalars.c_pointers(device_id)?;
             let mut out = <$proj as group::Group>::identity();
             // SAFETY: `bases` is valid for `bases.len()` points of sppark's
             // affine layout, and the scalars (host pointer or a live
@@ -127,7 +135,9 @@ macro_rules! resident {
             // (checked above; the C side checks the device length again). All
             // are only read, and not after the call returns; the C side writes
             // only `out`, a live local of sppark's Jacobian layout.
-            check(unsafe { ffi::$host_msm(c_id, bases.as_ptr(), bases.len(), host_scalars, dev_scalars, &mut out) })?;
+            check(unsafe {
+                ffi::$host_msm(c_id, bases.as_ptr(), bases.len(), host_scalars, dev_scalars, dev_start, &mut out)
+            })?;
             Ok(out)
         }
     };

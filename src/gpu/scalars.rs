@@ -1,6 +1,7 @@
 //! Scalar vectors on one device, and an MSM's scalars on the host or a device.
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::ptr::NonNull;
 
 use blstrs::Scalar;
@@ -134,18 +135,18 @@ impl Drop for DeviceScalars {
     }
 }
 
-/// An MSM's scalars: in host memory, or already on the MSM's device.
-#[derive(Clone, Copy)]
+/// An MSM's scalars: in host memory, or a range of a vector already on the MSM's device.
+#[derive(Clone)]
 pub enum Scalars<'a> {
     Host(&'a [Scalar]),
-    Device(&'a DeviceScalars),
+    Device(&'a DeviceScalars, Range<usize>),
 }
 
-impl Scalars<'_> {
+impl<'a> Scalars<'a> {
     pub fn len(&self) -> usize {
         match self {
             Scalars::Host(s) => s.len(),
-            Scalars::Device(d) => d.len(),
+            Scalars::Device(_, r) => r.len(),
         }
     }
 
@@ -153,14 +154,28 @@ impl Scalars<'_> {
         self.len() == 0
     }
 
-    /// The (host pointer, device handle) pair the C MSMs take.
-    pub(super) fn c_pointers(&self, device_id: usize) -> Result<(*const Scalar, *const c_void)> {
+    /// The scalars `range` of these (relative to their start), or `None` past their end.
+    pub fn part(&self, range: Range<usize>) -> Option<Scalars<'a>> {
+        if range.start > range.end || range.end > self.len() {
+            return None;
+        }
+        Some(match self {
+            Scalars::Host(s) => Scalars::Host(&s[range]),
+            Scalars::Device(d, r) => Scalars::Device(d, r.start + range.start..r.start + range.end),
+        })
+    }
+
+    /// The (host pointer, device handle, first device scalar) triple the C MSMs take.
+    pub(super) fn c_pointers(&self, device_id: usize) -> Result<(*const Scalar, *const c_void, usize)> {
         match self {
-            Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null())),
-            Scalars::Device(d) if d.device_id == device_id => Ok((std::ptr::null(), d.handle.as_ptr())),
-            Scalars::Device(d) => {
+            Scalars::Host(s) => Ok((s.as_ptr(), std::ptr::null(), 0)),
+            Scalars::Device(d, _) if d.device_id != device_id => {
                 Err(invalid_argument(format!("scalars on device {} for an MSM on device {device_id}", d.device_id)))
             }
+            Scalars::Device(d, r) if r.start > r.end || r.end > d.len => {
+                Err(invalid_argument(format!("scalars {r:?} of a device vector of {}", d.len)))
+            }
+            Scalars::Device(d, r) => Ok((std::ptr::null(), d.handle.as_ptr(), r.start)),
         }
     }
 }
@@ -179,6 +194,6 @@ impl<'a> From<&'a Vec<Scalar>> for Scalars<'a> {
 
 impl<'a> From<&'a DeviceScalars> for Scalars<'a> {
     fn from(s: &'a DeviceScalars) -> Self {
-        Scalars::Device(s)
+        Scalars::Device(s, 0..s.len)
     }
 }

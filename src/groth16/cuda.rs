@@ -146,6 +146,37 @@ fn device_msm_g2(
     })
 }
 
+/// The most points a throughput MSM takes in one step: a longer one is cut into pieces with a
+/// [`gpu::Turn::step`] before each (and the pieces' sums added), so that a critical stage
+/// arriving on the device waits for a piece of each running throughput MSM (~0.3 s on an
+/// H200 at 2^25) rather than the whole MSM of a 2^26-2^27 partition. Below 2^25 points nothing
+/// is cut; a critical stage's MSMs never are.
+const MSM_PIECE: usize = 1 << 25;
+
+/// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step of
+/// `turn` before each, summed.
+fn in_pieces<P: group::Group>(
+    turn: &gpu::Turn,
+    piece: usize,
+    range: std::ops::Range<usize>,
+    s: Scalars,
+    msm: impl Fn(std::ops::Range<usize>, Scalars) -> Result<P>,
+) -> Result<P> {
+    let n = range.len();
+    let mut sum = P::identity();
+    let mut at = 0;
+    loop {
+        let end = n.min(at + piece.max(1));
+        let part = s.part(at..end).ok_or_else(|| Error::Gpu(format!("{} scalars for {n} bases", s.len())))?;
+        turn.step();
+        sum += msm(range.start + at..range.start + end, part)?;
+        at = end;
+        if at == n {
+            return Ok(sum);
+        }
+    }
+}
+
 /// A, B and C of `pce` on `device`: uploaded by its first proof there, kept with the PCE.
 fn device_matrices(device: u32, pce: &Pce) -> Result<Arc<DeviceMatrices>> {
     pce.device_copies.get_or_make(device, || {
@@ -173,7 +204,8 @@ fn device_matrices(device: u32, pce: &Pce) -> Result<Arc<DeviceMatrices>> {
 /// selected and multiplied on the host, since a GPU MSM costs milliseconds whatever its size
 /// (launches, then its final sums on the host) and three of them per proof held the device
 /// for nothing. A throughput stage lets critical stages on the device go first before each
-/// step (H, each MSM: [`gpu::Turn`]).
+/// step ([`gpu::Turn`]: the witness upload and SpMV, the NTTs, each piece of each MSM:
+/// [`MSM_PIECE`]). A critical stage's device work runs on the device's express lane.
 pub fn proof_parts(
     device: u32,
     urgency: Urgency,
@@ -183,6 +215,7 @@ pub fn proof_parts(
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
     let turn = gpu::Turn::begin(device as usize, urgency);
+    let piece = if urgency == Urgency::Critical { usize::MAX } else { MSM_PIECE };
     turn.step();
     let placed = placement(device, pce, params)?;
     let matrices = device_matrices(device, pce)?;
@@ -198,45 +231,46 @@ pub fn proof_parts(
         if let Some(constraint) = unsatisfied {
             return Err(Error::Unsatisfied { constraint });
         }
+        turn.step();
         let z_inv = super::ntt::z_inv_on_coset(lg);
         let h = timed(&mut steps.h_ntt, || gpu::compute_h(id, abc, lg, z_inv))?;
         Ok((h, aux))
     })?;
     let m1 = h_coeffs.len();
-    turn.step();
-    let h = timed(&mut t.msm_h, || device_msm_g1(device, &placed, |d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
+    let g1 = |query: fn(&DeviceSrs) -> &ResidentG1, host: &[G1Affine], range, s: Scalars<'_>| {
+        in_pieces(&turn, piece, range, s, |r, s| device_msm_g1(device, &placed, query, host, r, s))
+    };
+    let h = timed(&mut t.msm_h, || g1(|d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
     drop(h_coeffs);
 
     let na = w.aux.len();
-    turn.step();
-    let l = timed(&mut t.msm_l, || device_msm_g1(device, &placed, |d| &d.l, &params.l, 0..na, (&aux).into()))?;
+    let l = timed(&mut t.msm_l, || g1(|d| &d.l, &params.l, 0..na, (&aux).into()))?;
 
     let d = &pce.density;
     let ni = pce.num_inputs;
     let (mut select_a, mut select_b) = (0.0, 0.0);
-    turn.step();
     let a = timed(&mut t.msm_a, || -> Result<G1Projective> {
+        turn.step();
         let a_aux = timed(&mut select_a, || aux.select(&d.a_aux.words))?;
-        Ok(msm_g1(&params.a[..ni], &w.inputs)
-            + device_msm_g1(device, &placed, |d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
+        Ok(msm_g1(&params.a[..ni], &w.inputs) + g1(|d| &d.a, &params.a, ni..ni + a_aux.len(), (&a_aux).into())?)
     })?;
     let b_inputs = select(&d.b_input, &w.inputs);
     let nbi = b_inputs.len();
-    turn.step();
     let (b_aux, b_g1) = timed(&mut t.msm_b_g1, || -> Result<_> {
+        turn.step();
         let b_aux = timed(&mut select_b, || aux.select(&d.b_aux.words))?;
         let nb = nbi + b_aux.len();
-        let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs)
-            + device_msm_g1(device, &placed, |d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
+        let b_g1 = msm_g1(&params.b_g1[..nbi], &b_inputs) + g1(|d| &d.b_g1, &params.b_g1, nbi..nb, (&b_aux).into())?;
         Ok((b_aux, b_g1))
     })?;
     t.gpu.select = select_a + select_b;
     drop(aux);
     let nb = nbi + b_aux.len();
-    turn.step();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs)
-            + device_msm_g2(device, &placed, &params.b_g2, nbi..nb, (&b_aux).into())?)
+        let device_part = in_pieces(&turn, piece, nbi..nb, (&b_aux).into(), |r, s| {
+            device_msm_g2(device, &placed, &params.b_g2, r, s)
+        })?;
+        Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + device_part)
     })?;
     drop(b_aux);
     Ok(ProofParts { a, b_g1, b_g2, h, l })
@@ -282,6 +316,33 @@ mod tests {
         });
         assert_eq!(got.len(), 12);
         assert!(got.iter().all(|p| *p == want), "a concurrent proof differs");
+    }
+
+    /// An MSM cut into pieces of any size (device scalars from an offset, host scalars, a
+    /// sub-range of the bases) sums to the whole; scalars fewer than the bases are an error.
+    #[test]
+    fn msm_in_pieces_equals_the_whole() {
+        if gpu::device_count() == 0 {
+            eprintln!("msm_in_pieces_equals_the_whole: skipped, no CUDA device");
+            return;
+        }
+        let pce = extract(Synthetic::new(Family::MimcChain, 5000, 1).blank()).unwrap();
+        let params = super::super::dummy_params(&pce, 3);
+        let n = params.h.len();
+        let bases = ResidentG1::new(0, &params.h).unwrap();
+        let s: Vec<Scalar> = (0..n as u64).map(|i| Scalar::from(i * 7919 + 3)).collect();
+        let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
+        let whole = bases.msm(0..n, &d).unwrap();
+        let tail = bases.msm(10..n, &s[10..]).unwrap();
+        let turn = gpu::Turn::begin(0, Urgency::Throughput);
+        for piece in [777, 4096, n - 1, n, usize::MAX] {
+            let cut = in_pieces(&turn, piece, 0..n, (&d).into(), |r, s| Ok(bases.msm(r, s)?)).unwrap();
+            assert_eq!(cut, whole, "device scalars in pieces of {piece}");
+            let cut = in_pieces(&turn, piece, 10..n, Scalars::Host(&s[10..]), |r, s| Ok(bases.msm(r, s)?)).unwrap();
+            assert_eq!(cut, tail, "host scalars in pieces of {piece}");
+        }
+        let short = Scalars::Host(&s[1..]);
+        assert!(in_pieces(&turn, 1000, 0..n, short, |r, s| Ok(bases.msm(r, s)?)).is_err());
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,
