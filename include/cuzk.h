@@ -980,9 +980,12 @@ cuzk_status cuzk_mem_trim(struct cuzk_error *err);
  * them resident; loading a file that is already loaded is cheap and shares
  * the instance. The points are decoded on every core; the decoded form is
  * kept beside the file (`<file>.cuzk-srs`, checksummed, used only while it
- * matches the file) so that the next start reads it back at disk speed. A
- * cache that cannot be written (read-only directory, full disk) only costs
- * the next start its decoding.
+ * matches the file) so that the next start reads it back at disk speed. The
+ * cache is written by a library thread after this returns (it holds the
+ * points until it is done, also when the parameters are freed meanwhile); a
+ * process that ends first leaves none, or a partial `<file>.tmp<pid>` that
+ * is never read. A cache that cannot be written (read-only directory, full
+ * disk) only costs the next start its decoding.
  *
  * - `path`: NUL-terminated, copied; a regular file (a FIFO or a directory is
  *   `CUZK_INVALID_ARGUMENT` at once).

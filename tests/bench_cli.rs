@@ -157,9 +157,17 @@ fn params_load_json() {
             args.push("--checked");
         }
         let v = bench(&args);
-        for k in
-            ["bytes", "load_s", "gb_per_s", "decode_s", "first_load_s", "cache_bytes", "bellperson_read_s", "speedup"]
-        {
+        for k in [
+            "bytes",
+            "load_s",
+            "gb_per_s",
+            "decode_s",
+            "first_load_s",
+            "cache_write_s",
+            "cache_bytes",
+            "bellperson_read_s",
+            "speedup",
+        ] {
             positive(&v, k);
         }
         assert_eq!((v["identical"].as_bool(), v["checked"].as_bool()), (Some(true), Some(checked)), "{v}");

@@ -156,6 +156,7 @@ fn srs_is_loaded_once_and_accounted() {
     assert!(!srs::unload(&path));
     assert!(srs::unload_instance(&p3));
     assert!(!srs::unload_instance(&p3), "once");
+    cuzk::groth16::wait_for_params_cache();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -233,8 +233,9 @@ func newParams(h ccuzk.Params) *Params {
 
 // LoadParams loads a bellperson/Filecoin .params file (once per process per
 // file), decoded on every core; the decoded form is kept beside the file
-// (<file>.cuzk-srs) so that the next start reads it back at disk speed.
-// checked also checks every point's subgroup.
+// (<file>.cuzk-srs, written by a library thread after LoadParams returns) so
+// that the next start reads it back at disk speed. checked also checks every
+// point's subgroup.
 func LoadParams(path string, checked bool) (*Params, error) {
 	return loadParams(path, checked, 0)
 }

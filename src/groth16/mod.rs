@@ -36,7 +36,7 @@ use crate::{Error, Result};
 pub use crate::gpu::Urgency;
 pub use backend::{prepare, prove, Backend};
 pub use params::{check_shape, dummy_params};
-pub use params_cache::path_of as params_cache_path;
+pub use params_cache::{path_of as params_cache_path, wait_for_writes as wait_for_params_cache};
 pub use params_file::{decode_params, read_params};
 
 /// Seconds spent in each proving stage.

@@ -21,13 +21,14 @@
 //! bytes: file times can be coarser than two quick rewrites of one file); anything else is
 //! a miss, and the source is decoded again and the cache rewritten. It holds only what the
 //! source holds, so a cache that cannot be written (read-only directory, full disk) only costs
-//! the next start its decoding.
+//! the next start its decoding. It is written in the background ([`write_in_background`]):
+//! the load that decoded the file returns without waiting for the disk.
 
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
@@ -192,6 +193,54 @@ pub fn write(path: &Path, source: Source, p: &Parameters<Bls12>, checked: bool) 
     })
 }
 
+/// The caches being written now: one writer per cache file at a time.
+static WRITING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static WRITTEN: Condvar = Condvar::new();
+
+fn writing() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    WRITING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`write`]s the cache of `p` on a thread of its own, which holds the points (an `Arc` of each
+/// query: parameters unloaded meanwhile are freed when it ends); a failure is only logged.
+/// Nothing is started when that cache is being written already.
+pub fn write_in_background(path: PathBuf, source: Source, p: Parameters<Bls12>, checked: bool) {
+    {
+        let mut w = writing();
+        if w.contains(&path) {
+            return;
+        }
+        w.push(path.clone());
+    }
+    let done = path.clone();
+    let finish = move || {
+        writing().retain(|x| *x != done);
+        WRITTEN.notify_all();
+    };
+    let work = move || {
+        if let Err(e) = write(&path, source, &p, checked) {
+            log::warn!("{e}: the next load decodes the parameters again");
+        }
+    };
+    let job = std::thread::Builder::new().name("cuzk-params-cache".into());
+    let (finish_there, finish_here) = (finish.clone(), finish);
+    if let Err(e) = job.spawn(move || {
+        work();
+        finish_there();
+    }) {
+        log::warn!("no thread to write a parameter cache ({e}): the next load decodes again");
+        finish_here();
+    }
+}
+
+/// Waits until no cache is being written.
+pub fn wait_for_writes() {
+    let mut w = writing();
+    while !w.is_empty() {
+        w = WRITTEN.wait(w).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
 fn points<P: RawPoint>(file: &File, at: u64, n: u64) -> Result<Arc<Vec<P>>> {
     let size = std::mem::size_of::<P>() as u64;
     let v = raw::filled(n as usize, POINTS_PER_READ, |first, bytes| {
@@ -248,12 +297,15 @@ mod tests {
         let cache = path_of(&source_path);
         let source = || Source::of(&File::open(&source_path).unwrap()).unwrap();
 
-        // The first read decodes and leaves the cache; it reads back equal.
+        // The first read decodes and leaves the cache (written in the background); it reads
+        // back equal.
         assert!(super::super::read_params(&source_path, false).unwrap() == params);
+        wait_for_writes();
         assert!(read(&cache, source(), false).is_some_and(|p| p == params));
         // An unchecked cache does not serve a checked load; a checked read rewrites it checked.
         assert!(read(&cache, source(), true).is_none());
         assert!(super::super::read_params(&source_path, true).unwrap() == params);
+        wait_for_writes();
         assert!(read(&cache, source(), true).is_some_and(|p| p == params));
 
         // Any damage is a miss, and the next read repairs the cache.
@@ -264,6 +316,7 @@ mod tests {
             std::fs::write(&cache, &bad).unwrap();
             assert!(read(&cache, source(), false).is_none(), "{what}");
             assert!(super::super::read_params(&source_path, false).unwrap() == params);
+            wait_for_writes();
             assert!(read(&cache, source(), false).is_some(), "{what}: rewritten");
         }
         std::fs::write(&cache, &good[..good.len() - 1]).unwrap();

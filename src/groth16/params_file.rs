@@ -181,7 +181,8 @@ fn g2(checked: bool) -> impl Fn(&[u8; G2_BYTES]) -> Option<G2Affine> + Sync {
 
 /// Reads a `.params` file: from its decoded cache beside it when that is a good cache of the
 /// file as it is now (`params_cache.rs`), else by decoding it ([`decode_params`]) and writing
-/// the cache for the next start (a cache that cannot be written is only logged). `TooLarge`
+/// the cache for the next start, in the background (a cache that cannot be written is only
+/// logged; [`super::wait_for_params_cache`] waits for it). `TooLarge`
 /// when the process cannot take the decoded parameters (about the file's size: points are kept
 /// as the file stores them, uncompressed).
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
@@ -194,9 +195,7 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
         return Ok(p);
     }
     let p = decode_params(path, checked)?;
-    if let Err(e) = params_cache::write(&cache, source, &p, checked) {
-        log::warn!("{e}: the next load of {} decodes it again", path.display());
-    }
+    params_cache::write_in_background(cache, source, p.clone(), checked);
     Ok(p)
 }
 
@@ -254,6 +253,8 @@ mod tests {
         for checked in [false, true] {
             let ours = decode_params(&path, checked).unwrap();
             assert!(ours == params, "checked {checked}");
+            assert!(read_params(&path, checked).unwrap() == params, "checked {checked}, decoded");
+            params_cache::wait_for_writes();
             assert!(read_params(&path, checked).unwrap() == params, "checked {checked}, through the cache");
             assert!(ours == Parameters::<Bls12>::read(&bytes[..], checked).unwrap());
         }
