@@ -163,11 +163,15 @@ fn in_pieces<P: group::Group>(
     msm: impl Fn(std::ops::Range<usize>, Scalars) -> Result<P>,
 ) -> Result<P> {
     let n = range.len();
+    let wrong = || Error::Gpu(format!("{} scalars for {n} bases", s.len()));
+    if s.len() != n {
+        return Err(wrong());
+    }
     let mut sum = P::identity();
-    let mut at = 0;
+    let mut at = 0usize;
     loop {
-        let end = n.min(at + piece.max(1));
-        let part = s.part(at..end).ok_or_else(|| Error::Gpu(format!("{} scalars for {n} bases", s.len())))?;
+        let end = n.min(at.saturating_add(piece.max(1)));
+        let part = s.part(at..end).ok_or_else(wrong)?;
         turn.step();
         sum += msm(range.start + at..range.start + end, part)?;
         at = end;
@@ -319,7 +323,8 @@ mod tests {
     }
 
     /// An MSM cut into pieces of any size (device scalars from an offset, host scalars, a
-    /// sub-range of the bases) sums to the whole; scalars fewer than the bases are an error.
+    /// sub-range of the bases) sums to the whole; scalars fewer or more than the bases are an
+    /// error.
     #[test]
     fn msm_in_pieces_equals_the_whole() {
         if gpu::device_count() == 0 {
@@ -341,8 +346,12 @@ mod tests {
             let cut = in_pieces(&turn, piece, 10..n, Scalars::Host(&s[10..]), |r, s| Ok(bases.msm(r, s)?)).unwrap();
             assert_eq!(cut, tail, "host scalars in pieces of {piece}");
         }
-        let short = Scalars::Host(&s[1..]);
-        assert!(in_pieces(&turn, 1000, 0..n, short, |r, s| Ok(bases.msm(r, s)?)).is_err());
+        for wrong in [&s[1..], &s[..n - 1]] {
+            assert!(in_pieces(&turn, 1000, 1..n, Scalars::Host(wrong), |r, s| Ok(bases.msm(r, s)?)).is_ok());
+            assert!(in_pieces(&turn, 1000, 0..n, Scalars::Host(wrong), |r, s| Ok(bases.msm(r, s)?)).is_err());
+        }
+        let long = Scalars::Host(&s);
+        assert!(in_pieces(&turn, 1000, 1..n, long, |r, s| Ok(bases.msm(r, s)?)).is_err(), "more scalars than bases");
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,
