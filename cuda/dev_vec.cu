@@ -72,8 +72,8 @@ void select_by_bits(fr_bits_t* out, const fr_bits_t* in, const uint64_t* words,
 size_t staging_bytes()
 {   return NBUF * CHUNK;   }
 
-void device_init(const gpu_t& gpu)
-{   (void)stager(gpu, LANE_THROUGHPUT);   }
+void device_init(const gpu_t& gpu, int lane)
+{   (void)stager(gpu, lane);   }
 
 void staged_upload(const gpu_t& gpu, int lane, cudaStream_t stream, void* dst,
                    const void* src, size_t bytes)
@@ -103,8 +103,7 @@ CUZK_FFI RustError::by_value cuzk_staging_bytes(int device_id, int lane, size_t*
 {
     *out = 0;
     CUZK_TRY_ON(device_id, lane, {
-        device_init(gpu);
-        (void)stager(gpu, lane);
+        device_init(gpu, lane);
         *out = staging_bytes();
     })
 }

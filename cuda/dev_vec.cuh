@@ -24,9 +24,10 @@
 // Pinned bytes one device's staging ring holds.
 size_t staging_bytes();
 
-// Makes |gpu|'s per-device state if it has none yet: the throughput lane's
-// staging ring, and the memory pool set to keep the memory freed into it.
-void device_init(const gpu_t& gpu);
+// Makes lane |lane|'s per-device state if it has none yet (|gpu| is that
+// lane's): its staging ring, and the device's memory pool set to keep the
+// memory freed into it.
+void device_init(const gpu_t& gpu, int lane = LANE_THROUGHPUT);
 
 // Copies |bytes| from host memory at |src| to device memory at |dst| through
 // lane |lane|'s ring (|gpu| is that lane's), the DMAs queued on |stream|.
@@ -56,7 +57,7 @@ template<class T> struct dev_vec_t {
     {
         size_t bytes = (n ? n : 1) * sizeof(T);
         if (life == lifetime_t::proof) {
-            device_init(gpu);
+            device_init(gpu, lane);
             CUDA_OK(cudaMallocAsync(&d, bytes, (cudaStream_t)gpu));
         } else {
             CUDA_OK(cudaMalloc(&d, bytes));

@@ -212,24 +212,21 @@ pub fn write_in_background(path: PathBuf, source: Source, p: Parameters<Bls12>, 
         }
         w.push(path.clone());
     }
-    let done = path.clone();
-    let finish = move || {
-        writing().retain(|x| *x != done);
+    fn done(path: &Path) {
+        writing().retain(|x| x != path);
         WRITTEN.notify_all();
-    };
-    let work = move || {
-        if let Err(e) = write(&path, source, &p, checked) {
+    }
+    let job = std::thread::Builder::new().name("cuzk-params-cache".into());
+    let mine = path.clone();
+    let spawned = job.spawn(move || {
+        if let Err(e) = write(&mine, source, &p, checked) {
             log::warn!("{e}: the next load decodes the parameters again");
         }
-    };
-    let job = std::thread::Builder::new().name("cuzk-params-cache".into());
-    let (finish_there, finish_here) = (finish.clone(), finish);
-    if let Err(e) = job.spawn(move || {
-        work();
-        finish_there();
-    }) {
+        done(&mine);
+    });
+    if let Err(e) = spawned {
         log::warn!("no thread to write a parameter cache ({e}): the next load decodes again");
-        finish_here();
+        done(&path);
     }
 }
 
