@@ -19,20 +19,36 @@ static void write_file(const char *path, const void *data, size_t len) {
   }
 }
 
-/* Copies the first `keep` bytes of `src` to `dst`; returns src's size. */
-static long copy_prefix(const char *src, const char *dst, long keep) {
+/* The bytes of `src` (malloc'd, the caller frees them) and their count in *n. */
+static char *read_all(const char *src, long *n) {
   FILE *f = fopen(src, "rb");
   if (!f) { perror(src); exit(1); }
   fseek(f, 0, SEEK_END);
-  long n = ftell(f);
+  *n = ftell(f);
   fseek(f, 0, SEEK_SET);
-  if (keep < 0 || keep > n) keep = n;
-  char *buf = malloc((size_t)n);
-  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { perror(src); exit(1); }
+  char *buf = malloc((size_t)*n);
+  if (!buf || fread(buf, 1, (size_t)*n, f) != (size_t)*n) { perror(src); exit(1); }
   fclose(f);
+  return buf;
+}
+
+/* Copies the first `keep` bytes of `src` to `dst`; returns src's size. */
+static long copy_prefix(const char *src, const char *dst, long keep) {
+  long n;
+  char *buf = read_all(src, &n);
+  if (keep < 0 || keep > n) keep = n;
   write_file(dst, buf, (size_t)keep);
   free(buf);
   return n;
+}
+
+/* Copies `src` to `dst` with its last byte's lowest bit flipped. */
+static void copy_flipping_last_bit(const char *src, const char *dst) {
+  long n;
+  char *buf = read_all(src, &n);
+  buf[n - 1] ^= 1;
+  write_file(dst, buf, (size_t)n);
+  free(buf);
 }
 
 int main(void) {
@@ -177,6 +193,20 @@ int main(void) {
   copy_prefix(params_path, path, 1000);
   EXPECT_STATUS(CUZK_BAD_PARAMS_FILE, cuzk_params_load(path, 0, &p, &err), &err);
   EXPECT(p == NULL);
+  /* In the background too: the layout is checked before the load returns. */
+  EXPECT_STATUS(CUZK_BAD_PARAMS_FILE, cuzk_params_load(path, CUZK_PARAMS_LOAD_BACKGROUND, &p, &err), &err);
+  EXPECT(p == NULL);
+  /* A point off its curve (the last byte of the last point flipped): a background load
+   * returns, then cuzk_params_wait and the proof report it; the handle stays safe to free. */
+  test_path(path, sizeof path, "offcurve.params");
+  copy_flipping_last_bit(params_path, path);
+  REQUIRE_OK(cuzk_params_load(path, CUZK_PARAMS_LOAD_BACKGROUND | CUZK_PARAMS_LOAD_NO_CACHE, &p, &err), &err);
+  EXPECT_STATUS(CUZK_BAD_PARAMS_FILE, cuzk_params_wait(p, &err), &err);
+  EXPECT_STATUS(CUZK_BAD_PARAMS_FILE, cuzk_prove(NULL, pce, p, &req, NULL, proof2, sizeof proof2, &len, NULL, &err), &err);
+  cuzk_params_free(p);
+  p = NULL;
+  REQUIRE_OK(cuzk_params_wait(params2, &err), &err);
+  EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_params_wait(NULL, &err), &err);
   /* Not a regular file: refused at once, not waited on. */
   test_path(path, sizeof path, "fifo.params");
   unlink(path);

@@ -84,6 +84,17 @@
 #define CUZK_PARAMS_LOAD_NO_CACHE 2
 
 /**
+ * Return once the file's layout, size and verifying key are checked (milliseconds), and decode
+ * its points (or read their cache) on a library thread: a proof waits for them only after its
+ * witness, so the first proof's witness hides the decoding. A bad point (off its curve, at
+ * infinity, or with `CUZK_PARAMS_LOAD_CHECKED` outside its subgroup) is then reported by the
+ * first proof (`CUZK_BAD_PARAMS_FILE`) or by `cuzk_params_wait`; a later load of the file reads
+ * it afresh. The points' bytes count in `cuzk_mem_stats.srs_bytes` from the start. A flag of
+ * `cuzk_params_load`.
+ */
+#define CUZK_PARAMS_LOAD_BACKGROUND 4
+
+/**
  * Skip the per-section checksums when loading an existing PCE file (bounds
  * and structure are still validated). Without it, a PCE already loaded with
  * it has its file's checksums checked then, once. A flag of `cuzk_pce_load`.
@@ -723,7 +734,8 @@ struct cuzk_prove_request {
  */
 struct cuzk_timings {
   /**
-   * Waiting for the engine's memory budget and for a device worker.
+   * Waiting for the engine's memory budget, for parameters still being decoded, and for a
+   * device worker.
    */
   double queued;
   /**
@@ -888,12 +900,16 @@ cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,
  * every GPU of the engine now, and each GPU's memory pool is grown by one
  * proof's working set, not by the first proof on each, which is then as fast
  * as the next ones; on the CPU there is nothing to do. Returns once done (it
- * waits while proofs in flight leave a GPU too little room). The handles are
- * borrowed for the call; `engine` NULL: the default engine.
+ * waits while proofs in flight leave a GPU too little room, and for
+ * parameters still being decoded after `CUZK_PARAMS_LOAD_BACKGROUND`: call
+ * it from a thread of its own then, and proofs started meanwhile make their
+ * witnesses while it waits and uploads). The handles are borrowed for the
+ * call; `engine` NULL: the default engine.
  *
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_PARAMS_MISMATCH` (not the PCE's
  * circuit's parameters), `CUZK_TOO_LARGE` (a GPU could not hold one proof
- * of this circuit), `CUZK_GPU`.
+ * of this circuit), `CUZK_GPU`, `CUZK_BAD_PARAMS_FILE` (a bad point of
+ * parameters loaded in the background).
  */
 cuzk_status cuzk_engine_prepare(const struct cuzk_engine *engine,
                                 const struct cuzk_pce *pce,
@@ -989,8 +1005,9 @@ cuzk_status cuzk_mem_trim(struct cuzk_error *err);
  *
  * - `path`: NUL-terminated, copied; a regular file (a FIFO or a directory is
  *   `CUZK_INVALID_ARGUMENT` at once).
- * - `flags`: 0, or `CUZK_PARAMS_LOAD_CHECKED` and/or
- *   `CUZK_PARAMS_LOAD_NO_CACHE`.
+ * - `flags`: 0, or any of `CUZK_PARAMS_LOAD_CHECKED`,
+ *   `CUZK_PARAMS_LOAD_NO_CACHE` and `CUZK_PARAMS_LOAD_BACKGROUND` (which
+ *   changes when a bad point is reported: see there).
  * - `out`: on success receives a new handle the caller owns and frees with
  *   `cuzk_params_free`; untouched on failure.
  * - `err`: NULL or a caller-owned `cuzk_error`, always written.
@@ -1031,6 +1048,19 @@ cuzk_status cuzk_params_generate(const struct cuzk_circuit *circuit,
                                  uint64_t seed,
                                  struct cuzk_params **out,
                                  struct cuzk_error *err);
+
+/**
+ * Waits until the parameters' points are decoded (at once unless they were
+ * loaded with `CUZK_PARAMS_LOAD_BACKGROUND`) and returns how that ended:
+ * `CUZK_OK`, or the error the load would have returned without the flag
+ * (`CUZK_BAD_PARAMS_FILE` for a bad point, also when the file changed during
+ * the decoding; `CUZK_IO`). Not cancellable: the decoding of a 47 GiB file
+ * takes seconds to a few tens of seconds.
+ *
+ * `params` is borrowed for the call. Thread-safety: safe from many threads
+ * at once.
+ */
+cuzk_status cuzk_params_wait(const struct cuzk_params *params, struct cuzk_error *err);
 
 /**
  * Drops the process-wide cache's reference to this handle's parameters (the
@@ -1144,7 +1174,9 @@ void cuzk_pce_free(struct cuzk_pce *pce);
  *
  * The request waits until its memory footprint fits the engine's budget
  * (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
- * engine's CPU pool, then waits for a worker of its device. A PoRep request
+ * engine's CPU pool, waits for the parameters' points if they are still
+ * being decoded (`CUZK_PARAMS_LOAD_BACKGROUND`: `CUZK_BAD_PARAMS_FILE` if
+ * their decoding failed), then waits for a worker of its device. A PoRep request
  * proves its partitions concurrently, each reserving its own footprint.
  * Verification is on unless `request->skip_verify`: a proof that does not
  * verify is `CUZK_VERIFICATION_FAILED` and is not written.

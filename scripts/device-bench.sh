@@ -15,8 +15,9 @@
 #                                       # then the pipelines phase
 #   bash scripts/device-bench.sh pipelines  # mimc-chain 2^21 pipelines on 1 GPU, all, 1 again
 #   bash scripts/device-bench.sh params     # parameter loading: ours vs bellperson's read vs supraseal-c2's
-#                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy)
-#   bash scripts/device-bench.sh params-big # the same at 2^26 (~35 GB: decode only, no cache, no bellperson)
+#                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy);
+#                                       # then proofs at once after a load in the background (2^24)
+#   bash scripts/device-bench.sh params-big # the same at 2^26 (24 GB: decode only, no cache, no bellperson)
 #   bash scripts/device-bench.sh prepare    # sha256-chain and mimc-chain 2^24 (dummy params): each proof's stages, without
 #                                       # and with --prepare; the CUDA backend's tests
 #   bash scripts/device-bench.sh latency    # critical 2^19 proofs (the WinningPoSt size) every 3 s under
@@ -87,11 +88,20 @@ params)
     run timeout 200 $PB/peer-bench-supraseal --constraints 2^$n --params $P/d$n.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
     rm -f $P/d$n.params.cuzk-srs
   done
+  # Proofs at once after a load in the background (the devices prepared beside the first
+  # witness): a first-ever load (decoding), then a restart (the cache the first one wrote).
+  for from in decoded cache; do
+    run timeout 150 $B prove --circuit sha256-chain --size 2^24 --backend cuda:0 -n 3 --params $P/d24.params --no-verify \
+      --background-load --prepare --json "$OUT/first-proof-background-$from.json"
+  done
+  rm -f $P/d24.params.cuzk-srs
   ;;
 params-big)
   run timeout 300 $B params --circuit sha256-chain --size 2^26 --dummy --out $P/d26.params
   run timeout 120 $B params --load $P/d26.params --no-cache --no-bellperson --json "$OUT/load-d26.json"
   run timeout 240 $PB/peer-bench-supraseal --constraints 2^26 --params $P/d26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
+  run timeout 240 $B prove --circuit sha256-chain --size 2^26 --backend cuda:0 -n 2 --params $P/d26.params --no-verify \
+    --background-load --prepare --json "$OUT/first-proof-background-d26.json"
   ;;
 prepare)
   # The first proof after loading, with and without the devices made ready first (Engine::prepare):

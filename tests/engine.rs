@@ -11,7 +11,7 @@ use cuzk::circuits::{Family, Statement, Synthetic};
 use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
 };
-use cuzk::groth16::Backend;
+use cuzk::groth16::{Backend, Srs};
 use cuzk::pce::extract;
 use cuzk::Error;
 use rand::SeedableRng;
@@ -50,7 +50,7 @@ fn many_callers_stay_inside_the_budget_and_verify() {
                 let (_proof, t) = e
                     .prove(Request {
                         pce,
-                        params,
+                        params: &Srs::in_memory(params.clone()),
                         statement: &Statement::Synthetic(circuit),
                         opts: ProveOptions { backend: Backend::Cpu, ..Default::default() },
                         priority: Priority::Throughput((i % 3) as u8),
@@ -78,7 +78,7 @@ fn a_request_larger_than_the_budget_fails_fast() {
     let start = Instant::now();
     let res = e.prove(Request {
         pce: &pce,
-        params: &params,
+        params: &Srs::in_memory(params.clone()),
         statement: &Statement::Synthetic(c),
         opts: ProveOptions::default(),
         priority: Priority::default(),
@@ -100,7 +100,7 @@ fn cancel_frees_a_queued_reservation() {
         let h = s.spawn(|| {
             e.prove(Request {
                 pce: &pce,
-                params: &params,
+                params: &Srs::in_memory(params.clone()),
                 statement: &Statement::Synthetic(c),
                 opts: ProveOptions::default(),
                 priority: Priority::default(),

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use cuzk::groth16::{dummy_params, srs};
+use cuzk::groth16::{dummy_params, srs, LoadOptions, Srs};
 use cuzk::mem::{self, parse_status_field, Owner, Tracked};
 use cuzk::pce::extract;
 
@@ -136,22 +136,27 @@ fn srs_is_loaded_once_and_accounted() {
     let path = dir.join("t.params");
     params.write(std::fs::File::create(&path).unwrap()).unwrap();
     let srs0 = mem::owner_bytes(Owner::Srs);
-    let p1 = srs::load(&path, true, true).unwrap();
-    // Another spelling of the same file shares the instance.
-    let p2 = srs::load(&dir.join(".").join("t.params"), false, true).unwrap();
-    assert!(Arc::ptr_eq(&p1, &p2));
-    assert_eq!(p1.h.len(), params.h.len());
-    assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, srs::params_bytes(&p1));
-    assert!(srs::params_bytes(&p1) >= (p1.h.len() + p1.l.len()) as u64 * 96);
-    assert!(srs::unload(&path));
-    assert!(!srs::unload(&path));
-    assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, srs::params_bytes(&p1), "still held");
-    drop((p1, p2));
-    assert_eq!(mem::owner_bytes(Owner::Srs), srs0);
-    assert!(matches!(srs::load(&dir.join("missing.params"), false, true), Err(cuzk::Error::Io(_))));
+    // Accounted from the start, in the background too (from the file's counts).
+    for background in [false, true] {
+        let o = |checked| LoadOptions { checked, cache: true, background };
+        let p1 = srs::load(&path, o(true)).unwrap();
+        // Another spelling of the same file shares the instance.
+        let p2 = srs::load(&dir.join(".").join("t.params"), o(false)).unwrap();
+        assert!(Arc::ptr_eq(&p1, &p2));
+        let bytes = srs::params_bytes(&params);
+        assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, bytes, "background {background}");
+        assert!(*p1.queries().unwrap() == params);
+        assert!(bytes >= (params.h.len() + params.l.len()) as u64 * 96);
+        assert!(srs::unload(&path));
+        assert!(!srs::unload(&path));
+        assert_eq!(mem::owner_bytes(Owner::Srs) - srs0, bytes, "still held");
+        drop((p1, p2));
+        assert_eq!(mem::owner_bytes(Owner::Srs), srs0);
+    }
+    assert!(matches!(srs::load(&dir.join("missing.params"), LoadOptions::default()), Err(cuzk::Error::Io(_))));
     // Unloading by instance: a file renamed after the load (its path no longer resolves, so
     // unloading by path finds nothing) still unloads what was loaded, once.
-    let p3 = srs::load(&path, false, true).unwrap();
+    let p3 = srs::load(&path, LoadOptions::default()).unwrap();
     std::fs::rename(&path, dir.join("moved.params")).unwrap();
     assert!(!srs::unload(&path));
     assert!(srs::unload_instance(&p3));
@@ -187,7 +192,7 @@ fn engine_proofs_give_memory_back() {
         let opts = ProveOptions { backend: Backend::Cpu, verify: false, randomness: None };
         e.prove(Request {
             pce: &pce,
-            params: &params,
+            params: &Srs::in_memory(params.clone()),
             statement: &Statement::Synthetic(circuit(seed)),
             opts,
             priority: Priority::default(),

@@ -22,7 +22,7 @@ use cuzk::circuits::porep::{self, PorepC1, PorepSize};
 use cuzk::circuits::WitnessSource;
 use cuzk::circuits::{Circuit, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
-use cuzk::groth16::Backend;
+use cuzk::groth16::{Backend, Srs};
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Witness, WitnessBuffer};
@@ -54,7 +54,7 @@ fn prove(pce: &Pce, params: &Parameters<Bls12>, opts: ProveOptions) -> cuzk::Res
     let statement = statement();
     let (proofs, _) = engine.prove(Request {
         pce,
-        params,
+        params: &Srs::in_memory(params.clone()),
         statement: &statement,
         opts: ProveOptions { backend: Backend::Cpu, ..opts },
         priority: Priority::default(),

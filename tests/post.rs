@@ -22,7 +22,7 @@ use cuzk::circuits::post::{self, PostFixture, PostInput, PostKind, PostType};
 use cuzk::circuits::{Circuit, ProofClass, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::params::generate_params;
-use cuzk::groth16::Backend;
+use cuzk::groth16::{Backend, Srs};
 use cuzk::pce::Pce;
 use cuzk::Error;
 use filecoin_proofs_api::post as api;
@@ -61,7 +61,7 @@ fn prove(t: PostType, pce: &Pce, params: &Parameters<Bls12>, input: &[u8], first
     let rs = (0..statement.partitions() as u64).map(|k| fixed(first + k)).collect();
     let (proofs, _) = engine.prove(Request {
         pce,
-        params,
+        params: &Srs::in_memory(params.clone()),
         statement: &statement,
         opts: ProveOptions { backend: Backend::Cpu, verify: true, randomness: Some(rs) },
         priority: Priority::default(),

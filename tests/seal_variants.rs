@@ -23,7 +23,7 @@ use cuzk::circuits::porep::{self, PorepC1, PorepSize, SealVariant, SealedC1};
 use cuzk::circuits::Circuit;
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::params::generate_params;
-use cuzk::groth16::{Backend, PROOF_BYTES};
+use cuzk::groth16::{Backend, Srs, PROOF_BYTES};
 use cuzk::pce::Pce;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -61,7 +61,7 @@ fn prove(c1: &[u8]) -> cuzk::Result<Vec<u8>> {
     let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() })?;
     let (proofs, _) = engine.prove(Request {
         pce,
-        params,
+        params: &Srs::in_memory(params.clone()),
         statement: &statement,
         opts: ProveOptions { backend: Backend::Cpu, ..ProveOptions::default() },
         priority: Priority::default(),

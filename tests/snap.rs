@@ -12,13 +12,14 @@ mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use blstrs::Scalar;
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, Scalar};
 use cuzk::circuits::porep::PorepSize;
 use cuzk::circuits::snap::{self, SnapInput};
 use cuzk::circuits::{Circuit, ProofClass};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::params::generate_params;
-use cuzk::groth16::{dummy_params, Backend};
+use cuzk::groth16::{dummy_params, Backend, Srs};
 
 fn scratch() -> &'static Path {
     common::filecoin_scratch("snap")
@@ -44,10 +45,10 @@ fn snap_deals_matches_bellperson_and_filecoin_verifies_it() {
     params.vk.write(std::fs::File::create(scratch().join("params").join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(6u64));
     let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() }).unwrap();
-    let prove = |params| {
+    let prove = |params: &Parameters<Bls12>| {
         engine.prove(Request {
             pce: &pce,
-            params,
+            params: &Srs::in_memory(params.clone()),
             statement: &statement,
             opts: ProveOptions { backend: Backend::Cpu, verify: true, randomness: Some(vec![(r, s)]) },
             priority: Priority::default(),

@@ -246,6 +246,15 @@ func LoadParamsUncached(path string, checked bool) (*Params, error) {
 	return loadParams(path, checked, ccuzk.ParamsLoadNoCache)
 }
 
+// LoadParamsInBackground is LoadParams returning once the file's layout and
+// verifying key are checked (milliseconds): its points are decoded (or read
+// from the cache) by a library thread while the first proof computes its
+// witness, and a proof waits for them only when it needs them. A bad point is
+// reported by the first Prove (StatusBadParamsFile) or by Wait.
+func LoadParamsInBackground(path string, checked bool) (*Params, error) {
+	return loadParams(path, checked, ccuzk.ParamsLoadBackground)
+}
+
 func loadParams(path string, checked bool, flags uint32) (*Params, error) {
 	if checked {
 		flags |= ccuzk.ParamsLoadChecked
@@ -267,6 +276,19 @@ func GenerateParams(circuit Circuit, path string, seed uint64) (*Params, error) 
 		return nil, err
 	}
 	return newParams(h), nil
+}
+
+// Wait waits until the parameters' points are decoded (at once unless they
+// were loaded by LoadParamsInBackground) and returns the error the decoding
+// ended with, if any.
+func (p *Params) Wait() error {
+	if err := p.acquire(); err != nil {
+		return err
+	}
+	defer p.release()
+	s, msg := ccuzk.ParamsWait(p.h)
+	runtime.KeepAlive(p)
+	return check("cuzk_params_wait", s, msg)
 }
 
 // Unload drops the process-wide cache's reference to these parameters.

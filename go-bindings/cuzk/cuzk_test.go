@@ -505,6 +505,63 @@ func TestLoadOptions(t *testing.T) {
 	}
 }
 
+// TestParamsInBackground loads parameters in the background and proves at
+// once (the proof waits for the points after its witness); a file with a point
+// off its curve loads, and then Wait and Prove report it; a file whose layout
+// is wrong is refused by the load itself.
+func TestParamsInBackground(t *testing.T) {
+	dir := t.TempDir()
+	c := Synthetic(family, 1300)
+	pce, err := LoadPCE(c, filepath.Join(dir, "c.pce"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pce.Close()
+	path := filepath.Join(dir, "c.params")
+	gen, err := GenerateParams(c, path, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.Unload()
+	gen.Close()
+	params, err := LoadParamsInBackground(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{PCE: pce, Params: params, Seed: 2}
+	if _, _, err := Prove(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if err := params.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	params.Unload()
+	params.Close()
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1 // the last point's y: off its curve
+	bad := filepath.Join(dir, "bad.params")
+	os.WriteFile(bad, b, 0o644)
+	p, err := LoadParamsInBackground(bad, false)
+	if err != nil {
+		t.Fatalf("the layout is good, the load returns: %v", err)
+	}
+	defer p.Close()
+	if err := p.Wait(); !errors.Is(err, ErrBadParamsFile) {
+		t.Fatalf("Wait: %v", err)
+	}
+	if _, _, err := Prove(context.Background(), Request{PCE: pce, Params: p, Seed: 2}); !errors.Is(err, ErrBadParamsFile) {
+		t.Fatalf("Prove: %v", err)
+	}
+	os.WriteFile(bad, b[:len(b)-1], 0o644)
+	if _, err := LoadParamsInBackground(bad, false); !errors.Is(err, ErrBadParamsFile) {
+		t.Fatalf("truncated: %v", err)
+	}
+}
+
 // TestPorep2KiB proves a real 2 KiB C1 output through the library. The
 // fixtures come from scripts/test.sh (cuzk-bench c1 and cuzk-bench params):
 // CUZK_TEST_POREP_C1 (the C1 JSON), CUZK_TEST_POREP_PARAMS (parameters for

@@ -59,7 +59,8 @@ impl Default for ProveOptions {
 /// Seconds per stage of one proof (for a request of several partitions, summed over them).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timings {
-    /// Waiting for the memory budget, to hold a, b, c, and for a device worker.
+    /// Waiting for the memory budget, for parameters still being decoded, to hold a, b, c, and
+    /// for a device worker.
     pub queued: f64,
     pub witness: f64,
     pub spmv: f64,

@@ -16,7 +16,7 @@ use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
 use super::lanes::{DeviceStats, Lanes};
 use super::{CancelToken, Timings};
 use crate::circuits::WitnessSource;
-use crate::groth16::{self, Backend, ProveTimings, Urgency};
+use crate::groth16::{self, Backend, ProveTimings, Srs, Urgency};
 use crate::mem::{Owner, Tracked};
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
 use crate::witness::{Witness, WitnessBuffer};
@@ -40,7 +40,7 @@ pub(crate) type BackendStage = dyn Fn(
 /// One partition to prove (a request's part; see `request.rs`).
 pub(crate) struct Partition<'a, C> {
     pub pce: &'a Pce,
-    pub params: &'a Parameters<Bls12>,
+    pub params: &'a Srs,
     pub circuit: C,
     /// The public inputs to verify against (without the ONE); `None`: no verification.
     pub verify_against: Option<Vec<Scalar>>,
@@ -204,7 +204,9 @@ impl Engine {
     /// Makes every device of the engine ready for proofs of `pce` with `params` (on each GPU:
     /// the parameters and the PCE's matrices uploaded, the memory pool grown by a proof's
     /// working set), so that the first proof is as fast as the next ones.
-    pub fn prepare(&self, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
+    /// Parameters still being decoded in the background are waited for.
+    pub fn prepare(&self, pce: &Pce, params: &Srs) -> Result<()> {
+        let params = params.queries()?;
         self.lanes.backends.iter().try_for_each(|&b| groth16::prepare(b, pce, params))
     }
 
@@ -257,6 +259,9 @@ impl Engine {
             let mut rng = rand::rngs::OsRng;
             (Scalar::random(&mut rng), Scalar::random(&mut rng))
         });
+        let wait = Instant::now();
+        let queries = queries_of(params, &cancel)?;
+        t.queued += seconds_since(wait);
         let mut failed = None;
         let (proof, pt) = loop {
             let abc = if kind.takes_host_abc() {
@@ -272,7 +277,7 @@ impl Engine {
             notify(Stage::Backend);
             let device = worker.backend();
             let urgency = if critical { Urgency::Critical } else { Urgency::Throughput };
-            let stage = || (self.stage)(device, urgency, pce, &w, abc, params, (r, s));
+            let stage = || (self.stage)(device, urgency, pce, &w, abc, queries, (r, s));
             // The CPU backend's MSMs and NTTs run on the pool they are called from: a critical
             // stage's on the express threads, a throughput one's at the synthesis threads' nice.
             let outcome = match (critical, device) {
@@ -297,7 +302,7 @@ impl Engine {
         notify(Stage::Prove);
         if let Some(inputs) = verify_against {
             let verify = Instant::now();
-            groth16::verify(&params.vk, &proof, &inputs)?;
+            groth16::verify(params.vk(), &proof, &inputs)?;
             t.verify = seconds_since(verify);
         }
         notify(Stage::Verify);
@@ -350,4 +355,15 @@ pub fn max_threads() -> usize {
 
 pub(super) fn seconds_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64()
+}
+
+/// The queries of `params`, waited for while they are decoded in the background (a cancel
+/// ends the wait).
+fn queries_of<'p>(params: &'p Srs, cancel: &CancelToken) -> Result<&'p Parameters<Bls12>> {
+    loop {
+        cancel.check()?;
+        if let Some(r) = params.wait_for(std::time::Duration::from_millis(50)) {
+            return r;
+        }
+    }
 }

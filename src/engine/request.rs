@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bellperson::groth16::{Parameters, Proof, VerifyingKey};
+use bellperson::groth16::{Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 
 use super::pipeline::{seconds_since, Partition, Stage};
 use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::circuits::WitnessSource;
 use crate::circuits::{Instance, ProofClass, Statement};
-use crate::groth16::{self, PROOF_BYTES};
+use crate::groth16::{self, Srs, PROOF_BYTES};
 use crate::pce::Pce;
 use crate::{Error, Result};
 
@@ -23,7 +23,9 @@ use crate::{Error, Result};
 pub struct Request<'a, S = Statement> {
     /// The PCE of the statement's circuit.
     pub pce: &'a Pce,
-    pub params: &'a Parameters<Bls12>,
+    /// Its parameters (their queries may still be decoding: a partition waits for them after
+    /// its witness).
+    pub params: &'a Srs,
     pub statement: &'a S,
     pub opts: ProveOptions,
     /// 0..=255: a request waiting for the budget or a device is overtaken by any later one of

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bellperson::groth16::{generate_random_parameters, Parameters, Proof};
+use bellperson::groth16::{generate_random_parameters, Proof};
 use blstrs::{Bls12, Scalar};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -14,7 +14,7 @@ use super::pipeline::{BackendStage, Partition};
 use super::request::Partitions;
 use super::*;
 use crate::circuits::{Family, Synthetic};
-use crate::groth16::{Backend, Urgency};
+use crate::groth16::{Backend, Srs, Urgency};
 use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
 use crate::Error;
@@ -95,17 +95,17 @@ fn spawn_proofs<'s, 'e: 's>(
     s: &'s std::thread::Scope<'s, 'e>,
     e: &'e Engine,
     pce: &'e Pce,
-    params: &'e Parameters<Bls12>,
+    params: &'e Srs,
     seeds: std::ops::Range<u64>,
 ) -> Vec<std::thread::ScopedJoinHandle<'s, Proved>> {
     seeds.map(|seed| s.spawn(move || e.prove_partition(request(pce, params, seed, Backend::Auto)))).collect()
 }
 
-fn setup() -> (Pce, Parameters<Bls12>) {
+fn setup() -> (Pce, Srs) {
     let c = Synthetic::new(Family::MimcChain, 1000, 1);
     let pce = extract(c.blank()).unwrap();
     let params = generate_random_parameters::<Bls12, _, _>(c.blank(), &mut ChaCha20Rng::seed_from_u64(1)).unwrap();
-    (pce, params)
+    (pce, Srs::in_memory(params))
 }
 
 fn engine(gpus: &Arc<FakeGpus>, n: u32, budget: u64) -> Engine {
@@ -130,7 +130,7 @@ fn engine_on(gpus: &Arc<FakeGpus>, backends: Vec<Backend>, budget: u64) -> Engin
     e
 }
 
-fn request<'a>(pce: &'a Pce, params: &'a Parameters<Bls12>, seed: u64, backend: Backend) -> Partition<'a, Synthetic> {
+fn request<'a>(pce: &'a Pce, params: &'a Srs, seed: u64, backend: Backend) -> Partition<'a, Synthetic> {
     let circuit = Synthetic::new(Family::MimcChain, 1000, seed);
     Partition {
         pce,
@@ -581,7 +581,7 @@ impl super::request::Partitions for Several {
 
 fn several_request<'a>(
     pce: &'a Pce,
-    params: &'a Parameters<Bls12>,
+    params: &'a Srs,
     several: &'a Several,
     opts: ProveOptions,
     cancel: CancelToken,
@@ -616,9 +616,16 @@ fn partitions_are_proven_at_once_in_order() {
     assert_eq!(proofs.len(), 4);
     for (k, proof) in proofs.iter().enumerate() {
         let w = Witness::generate(several.instance(k).unwrap()).unwrap();
-        let (alone, _) =
-            crate::groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, None, &params, (rs[k].0, rs[k].1))
-                .unwrap();
+        let (alone, _) = crate::groth16::prove(
+            Backend::Cpu,
+            Urgency::Throughput,
+            &pce,
+            &w,
+            None,
+            params.queries().unwrap(),
+            (rs[k].0, rs[k].1),
+        )
+        .unwrap();
         assert_eq!(*proof, alone, "partition {k}");
     }
     assert!(t.verify > 0.0 && t.total > 0.0);
@@ -717,7 +724,7 @@ fn a_126_partition_request_stays_in_its_budget_spreads_and_cancels() {
         assert!(calls.contains(&Backend::Cuda(d)), "device {d} proved none of the partitions");
     }
     for k in [0, 125] {
-        crate::groth16::verify(&params.vk, &proofs[k], &several.public_inputs(k).unwrap())
+        crate::groth16::verify(params.vk(), &proofs[k], &several.public_inputs(k).unwrap())
             .expect("partition k's proof is in slot k");
     }
 
@@ -739,4 +746,40 @@ fn a_126_partition_request_stays_in_its_budget_spreads_and_cancels() {
     let started = gpus.calls.lock().unwrap().len();
     assert!(started <= e.partitions_at_once(), "{started} partitions started after the cancel");
     assert_eq!((e.budget().held(), e.budget().waiting()), (0, 0));
+}
+
+/// A partition whose parameters are still being decoded makes its witness, then waits for
+/// them (holding no device worker); it proves once they come, and a cancel ends its wait with
+/// nothing left reserved.
+#[test]
+fn a_partition_waits_for_parameters_still_decoding() {
+    let (pce, ready) = setup();
+    let params = ready.queries().unwrap();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    let (pending, decoded) = Srs::pending(params.vk.clone());
+    std::thread::scope(|s| {
+        let h = s.spawn(|| e.prove_partition(request(&pce, &pending, 7, Backend::Auto)));
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        assert!(!h.is_finished(), "waits for the points");
+        assert!(e.device_stats().iter().all(|d| d.in_use == 0), "without a device worker");
+        decoded(Ok(params.clone()));
+        h.join().unwrap().expect("proves and verifies once they come");
+    });
+
+    let (never, _decoded) = Srs::pending(params.vk.clone());
+    let r = request(&pce, &never, 8, Backend::Auto);
+    let cancel = r.cancel.clone();
+    std::thread::scope(|s| {
+        let h = s.spawn(|| e.prove_partition(r));
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        cancel.cancel();
+        assert!(matches!(h.join().unwrap(), Err(Error::Cancelled)));
+    });
+    assert_eq!(e.budget().held(), 0);
+
+    let (failed, decoded) = Srs::pending(params.vk.clone());
+    decoded(Err(Error::BadParamsFile("p.params: h[3] is not a valid curve point".into())));
+    assert!(matches!(e.prove_partition(request(&pce, &failed, 9, Backend::Auto)), Err(Error::BadParamsFile(_))));
+    assert_eq!(e.budget().held(), 0);
 }

@@ -380,12 +380,16 @@ pub unsafe extern "C" fn cuzk_engine_devices(
 /// every GPU of the engine now, and each GPU's memory pool is grown by one
 /// proof's working set, not by the first proof on each, which is then as fast
 /// as the next ones; on the CPU there is nothing to do. Returns once done (it
-/// waits while proofs in flight leave a GPU too little room). The handles are
-/// borrowed for the call; `engine` NULL: the default engine.
+/// waits while proofs in flight leave a GPU too little room, and for
+/// parameters still being decoded after `CUZK_PARAMS_LOAD_BACKGROUND`: call
+/// it from a thread of its own then, and proofs started meanwhile make their
+/// witnesses while it waits and uploads). The handles are borrowed for the
+/// call; `engine` NULL: the default engine.
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_PARAMS_MISMATCH` (not the PCE's
 /// circuit's parameters), `CUZK_TOO_LARGE` (a GPU could not hold one proof
-/// of this circuit), `CUZK_GPU`.
+/// of this circuit), `CUZK_GPU`, `CUZK_BAD_PARAMS_FILE` (a bad point of
+/// parameters loaded in the background).
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_prepare(
     engine: *const cuzk_engine,

@@ -4,15 +4,12 @@ use std::ffi::c_char;
 use std::path::Path;
 use std::sync::Arc;
 
-use bellperson::groth16::Parameters;
-use blstrs::Bls12;
-
 use super::boundary::{arg_out, arg_path, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::Circuit;
-use crate::groth16::{params::generate_params, srs};
+use crate::groth16::{params::generate_params, srs, LoadOptions, Srs};
 
 /// Check that every point is in its subgroup while reading (on every core; a
 /// cache written without this check is not used). Parameters already loaded
@@ -26,11 +23,20 @@ pub const CUZK_PARAMS_LOAD_CHECKED: u32 = 1;
 /// flag of `cuzk_params_load`.
 pub const CUZK_PARAMS_LOAD_NO_CACHE: u32 = 2;
 
+/// Return once the file's layout, size and verifying key are checked (milliseconds), and decode
+/// its points (or read their cache) on a library thread: a proof waits for them only after its
+/// witness, so the first proof's witness hides the decoding. A bad point (off its curve, at
+/// infinity, or with `CUZK_PARAMS_LOAD_CHECKED` outside its subgroup) is then reported by the
+/// first proof (`CUZK_BAD_PARAMS_FILE`) or by `cuzk_params_wait`; a later load of the file reads
+/// it afresh. The points' bytes count in `cuzk_mem_stats.srs_bytes` from the start. A flag of
+/// `cuzk_params_load`.
+pub const CUZK_PARAMS_LOAD_BACKGROUND: u32 = 4;
+
 /// A handle to Groth16 parameters kept resident, one instance per file per
 /// process (opaque). Immutable: one handle may be used by many threads at
 /// once; free it exactly once, after its last use, with `cuzk_params_free`.
 pub struct cuzk_params {
-    pub(crate) params: Arc<Parameters<Bls12>>,
+    pub(crate) params: Arc<Srs>,
 }
 
 /// The live `cuzk_params` handles.
@@ -47,9 +53,9 @@ fn exists(path: &Path) -> FfiResult<()> {
 }
 
 /// Loads (or finds already loaded) the parameters in `path`.
-pub fn load_params(path: &Path, checked: bool, cache: bool) -> FfiResult<cuzk_params> {
+pub fn load_params(path: &Path, o: LoadOptions) -> FfiResult<cuzk_params> {
     exists(path)?;
-    let params = srs::load(path, checked, cache)?;
+    let params = srs::load(path, o)?;
     Ok(cuzk_params { params })
 }
 
@@ -62,7 +68,7 @@ pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_para
     srs::unload(path);
     drop(generate_params(&pce, path, seed)?);
     drop(pce);
-    load_params(path, false, false)
+    load_params(path, LoadOptions::default())
 }
 
 /// Loads bellperson/Filecoin Groth16 parameters (a `.params` file) and keeps
@@ -78,8 +84,9 @@ pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_para
 ///
 /// - `path`: NUL-terminated, copied; a regular file (a FIFO or a directory is
 ///   `CUZK_INVALID_ARGUMENT` at once).
-/// - `flags`: 0, or `CUZK_PARAMS_LOAD_CHECKED` and/or
-///   `CUZK_PARAMS_LOAD_NO_CACHE`.
+/// - `flags`: 0, or any of `CUZK_PARAMS_LOAD_CHECKED`,
+///   `CUZK_PARAMS_LOAD_NO_CACHE` and `CUZK_PARAMS_LOAD_BACKGROUND` (which
+///   changes when a bad point is reported: see there).
 /// - `out`: on success receives a new handle the caller owns and frees with
 ///   `cuzk_params_free`; untouched on failure.
 /// - `err`: NULL or a caller-owned `cuzk_error`, always written.
@@ -100,11 +107,18 @@ pub unsafe extern "C" fn cuzk_params_load(
     ffi_boundary!(err, {
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
-        if flags & !(CUZK_PARAMS_LOAD_CHECKED | CUZK_PARAMS_LOAD_NO_CACHE) != 0 {
+        let known = CUZK_PARAMS_LOAD_CHECKED | CUZK_PARAMS_LOAD_NO_CACHE | CUZK_PARAMS_LOAD_BACKGROUND;
+        if flags & !known != 0 {
             return Err(Failure::new(CUZK_INVALID_ARGUMENT, format!("unknown flags {flags:#x}")));
         }
-        let (checked, cache) = (flags & CUZK_PARAMS_LOAD_CHECKED != 0, flags & CUZK_PARAMS_LOAD_NO_CACHE == 0);
-        let h = load_params(&path, checked, cache)?;
+        let h = load_params(
+            &path,
+            LoadOptions {
+                checked: flags & CUZK_PARAMS_LOAD_CHECKED != 0,
+                cache: flags & CUZK_PARAMS_LOAD_NO_CACHE == 0,
+                background: flags & CUZK_PARAMS_LOAD_BACKGROUND != 0,
+            },
+        )?;
         out.write(HANDLES.insert(h));
         Ok(())
     })
@@ -141,6 +155,24 @@ pub unsafe extern "C" fn cuzk_params_generate(
         let out = arg_out(out, "out")?;
         let h = generate(circuit, &path, seed)?;
         out.write(HANDLES.insert(h));
+        Ok(())
+    })
+}
+
+/// Waits until the parameters' points are decoded (at once unless they were
+/// loaded with `CUZK_PARAMS_LOAD_BACKGROUND`) and returns how that ended:
+/// `CUZK_OK`, or the error the load would have returned without the flag
+/// (`CUZK_BAD_PARAMS_FILE` for a bad point, also when the file changed during
+/// the decoding; `CUZK_IO`). Not cancellable: the decoding of a 47 GiB file
+/// takes seconds to a few tens of seconds.
+///
+/// `params` is borrowed for the call. Thread-safety: safe from many threads
+/// at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_wait(params: *const cuzk_params, err: *mut cuzk_error) -> cuzk_status {
+    ffi_boundary!(err, {
+        let h = HANDLES.get(params, "params")?;
+        h.params.queries()?;
         Ok(())
     })
 }

@@ -1,8 +1,5 @@
 //! `cuzk_prove` and `cuzk_verify`.
 
-use bellperson::groth16::Parameters;
-use blstrs::Bls12;
-
 use super::boundary::{arg_bytes, arg_opt_out, arg_out, arg_ref};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
@@ -12,7 +9,7 @@ use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult}
 use crate::circuits::{Circuit, Statement};
 use crate::engine::{self, CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::gpu;
-use crate::groth16::Backend;
+use crate::groth16::{Backend, Srs};
 
 /// Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
 pub const CUZK_PROOF_BYTES: usize = 192;
@@ -75,7 +72,8 @@ pub struct cuzk_prove_request {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct cuzk_timings {
-    /// Waiting for the engine's memory budget and for a device worker.
+    /// Waiting for the engine's memory budget, for parameters still being decoded, and for a
+    /// device worker.
     pub queued: f64,
     /// Witness generation (alloc-only synthesis).
     pub witness: f64,
@@ -181,7 +179,7 @@ impl<'a> Request<'a> {
 pub fn prove(
     engine: &Engine,
     pce: &cuzk_pce,
-    params: &Parameters<Bls12>,
+    params: &Srs,
     req: &Request<'_>,
     cancel: &CancelToken,
 ) -> FfiResult<(Vec<u8>, cuzk_timings)> {
@@ -234,7 +232,9 @@ pub fn prove(
 ///
 /// The request waits until its memory footprint fits the engine's budget
 /// (`CUZK_OVER_BUDGET` at once if it never could), synthesizes on the
-/// engine's CPU pool, then waits for a worker of its device. A PoRep request
+/// engine's CPU pool, waits for the parameters' points if they are still
+/// being decoded (`CUZK_PARAMS_LOAD_BACKGROUND`: `CUZK_BAD_PARAMS_FILE` if
+/// their decoding failed), then waits for a worker of its device. A PoRep request
 /// proves its partitions concurrently, each reserving its own footprint.
 /// Verification is on unless `request->skip_verify`: a proof that does not
 /// verify is `CUZK_VERIFICATION_FAILED` and is not written.
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn cuzk_verify(
         let params = super::params::HANDLES.get(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof = arg_bytes(proof, proof_len, "proof")?;
-        Ok(engine::verify(&params.params.vk, &req.statement()?, proof)?)
+        Ok(engine::verify(params.params.vk(), &req.statement()?, proof)?)
     })
 }
 

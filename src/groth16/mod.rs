@@ -38,6 +38,7 @@ pub use backend::{prepare, prove, Backend};
 pub use params::{check_shape, dummy_params};
 pub use params_cache::{path_of as params_cache_path, wait_for_writes as wait_for_params_cache};
 pub use params_file::{decode_params, read_params};
+pub use srs::{LoadOptions, Srs};
 
 /// Seconds spent in each proving stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -199,20 +199,45 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
     Ok(p)
 }
 
+/// What a `.params` file says before its queries: the verifying key, and the bytes its points
+/// take in memory once decoded.
+pub struct Head {
+    pub vk: VerifyingKey<Bls12>,
+    pub decoded_bytes: u64,
+}
+
+/// Reads and checks a `.params` file's layout and verifying key without decoding its queries
+/// (milliseconds): what [`decode_params`] refuses for the file's layout, key or size is refused
+/// here too; a bad point in a query is found only by decoding it. Errors as [`decode_params`].
+pub fn read_head(path: &Path) -> Result<Head> {
+    let (_, l, vk) = open(path)?;
+    let g1 = std::mem::size_of::<G1Affine>() as u64;
+    let g2 = std::mem::size_of::<G2Affine>() as u64;
+    // The key's α, β, δ in G1 and β, γ, δ in G2 beside the queries (as `srs::params_bytes`).
+    let g1s = (l.ic.len + l.h.len + l.l.len + l.a.len + l.b_g1.len + 3) as u64;
+    Ok(Head { vk, decoded_bytes: g1s * g1 + (l.b_g2.len as u64 + 3) * g2 })
+}
+
+/// The file opened, its layout checked against its size, the process's room for its points
+/// checked, and its verifying key read (a few kilobytes: bellperson's own reader, on its bytes).
+fn open(path: &Path) -> Result<(File, Layout, VerifyingKey<Bls12>)> {
+    let file = open_regular(path)?;
+    let meta = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?;
+    crate::mem::check_room(&format!("decoding {}", path.display()), meta.len())?;
+    let layout = Layout::read(&file, meta.len(), path)?;
+    let mut vk_bytes = vec![0u8; (layout.ic.offset + (layout.ic.len * G1_BYTES) as u64) as usize];
+    file.read_exact_at(&mut vk_bytes, 0).map_err(|e| io(path, "reading", e))?;
+    let vk = VerifyingKey::<Bls12>::read(&vk_bytes[..]).map_err(|e| bad(path, format!("verifying key: {e}")))?;
+    Ok((file, layout, vk))
+}
+
 /// Decodes a `.params` file (see the module doc), without the cache. `checked` adds the
 /// subgroup check of every point, in parallel; filecoin-proofs reads its cache unchecked,
 /// trusting the digest checked at download. Errors: `Io` (unreadable), `InvalidInput` (not a
 /// regular file), `BadParamsFile` (truncated, corrupt or foreign, naming what and where),
 /// `TooLarge` (the process cannot take the decoded points: about the file's size).
 pub fn decode_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let file = open_regular(path)?;
-    let meta = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?;
-    crate::mem::check_room(&format!("decoding {}", path.display()), meta.len())?;
-    let layout = Layout::read(&file, meta.len(), path)?;
-    // The verifying key is a few kilobytes: bellperson's own reader, on its bytes.
-    let mut vk_bytes = vec![0u8; (layout.ic.offset + (layout.ic.len * G1_BYTES) as u64) as usize];
-    file.read_exact_at(&mut vk_bytes, 0).map_err(|e| io(path, "reading", e))?;
-    let vk = VerifyingKey::<Bls12>::read(&vk_bytes[..]).map_err(|e| bad(path, format!("verifying key: {e}")))?;
+    let (file, layout, vk) = open(path)?;
     let g1s = |s: Section| read_points(&file, s, path, g1(checked)).map(Arc::new);
     Ok(Parameters {
         vk,

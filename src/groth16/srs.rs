@@ -3,22 +3,28 @@
 //! An [`Instances`] map keyed by the canonical path, so two spellings of one
 //! file share one copy. Concurrent loads of one file read it once. The points are accounted as
 //! [`Owner::Srs`] for as long as any user holds the `Arc`.
+//!
+//! A load in the background returns once the file's layout and verifying key are checked; its
+//! queries are decoded by a thread of their own, and a prover waits for them only when its
+//! backend stage needs them ([`Srs::wait_for`]), so the decoding runs beside the first proof's
+//! witness.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
-use bellperson::groth16::Parameters;
+use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
 use once_cell::sync::Lazy;
 use rayon::prelude::*;
 
-use super::{decode_params, read_params};
+use super::{decode_params, params_file, read_params};
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
 
 /// One parameter set per canonical path.
-static PARAMS: Lazy<Instances<PathBuf, Parameters<Bls12>>> = Lazy::new(Instances::new);
+static PARAMS: Lazy<Instances<PathBuf, Srs>> = Lazy::new(Instances::new);
 
 /// Bytes the points of `p` take in memory (points × their in-memory sizes).
 pub fn params_bytes(p: &Parameters<Bls12>) -> u64 {
@@ -29,22 +35,119 @@ pub fn params_bytes(p: &Parameters<Bls12>) -> u64 {
     (n1 as u64 + 3) * g1 + (p.b_g2.len() as u64 + 3) * g2
 }
 
+/// The queries of a parameter set, set once by whoever decodes them.
+#[derive(Default)]
+struct Decoded {
+    value: OnceLock<Result<Parameters<Bls12>>>,
+    /// Wakes [`Srs::wait_for`] when `value` is set.
+    lock: Mutex<()>,
+    done: Condvar,
+}
+
+impl Decoded {
+    fn set(&self, r: Result<Parameters<Bls12>>) {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self.value.set(r);
+        self.done.notify_all();
+    }
+}
+
+/// Groth16 parameters as provers hold them: the verifying key at once, the queries once
+/// decoded (at once unless loaded in the background).
+pub struct Srs {
+    vk: VerifyingKey<Bls12>,
+    /// Every point was (or is being) checked to be in its subgroup.
+    checked: std::sync::atomic::AtomicBool,
+    decoded: Arc<Decoded>,
+    /// The bytes the points take, accounted from the start of the load (the decoding thread
+    /// allocates them whole); given back with the instance, or once a failed decoding is seen.
+    accounted: Mutex<Option<Tracked>>,
+}
+
+impl Srs {
+    /// Parameters already in memory; their bytes are accounted as the SRS's when `accounted`.
+    fn decoded(p: Parameters<Bls12>, checked: bool, accounted: bool) -> Srs {
+        let accounted = Mutex::new(accounted.then(|| Tracked::new(Owner::Srs, params_bytes(&p))));
+        let (decoded, vk) = (Decoded::default(), p.vk.clone());
+        decoded.set(Ok(p));
+        Srs { vk, checked: checked.into(), decoded: Arc::new(decoded), accounted }
+    }
+
+    /// Parameters the caller made (dummy or generated ones, a test's): ready at once, not
+    /// accounted as a loaded file's.
+    pub fn in_memory(p: Parameters<Bls12>) -> Srs {
+        Srs::decoded(p, false, false)
+    }
+
+    /// The file's head checked now; its queries decoded (or read from the cache, with `cache`)
+    /// by a thread of their own. The points' bytes are accounted from the start.
+    fn in_background(path: PathBuf, checked: bool, cache: bool) -> Result<Srs> {
+        let head = params_file::read_head(&path)?;
+        let decoded = Arc::new(Decoded::default());
+        let accounted = Mutex::new(Some(Tracked::new(Owner::Srs, head.decoded_bytes)));
+        let (theirs, vk, what) = (decoded.clone(), head.vk.clone(), path.display().to_string());
+        std::thread::Builder::new()
+            .name("cuzk-srs-decode".into())
+            .spawn(move || {
+                let r = if cache { read_params(&path, checked) } else { decode_params(&path, checked) };
+                // The file may have been replaced since its head was read.
+                let r = r.and_then(|p| match p.vk == vk {
+                    true => Ok(p),
+                    false => Err(Error::BadParamsFile(format!("{}: changed while it was loaded", path.display()))),
+                });
+                theirs.set(r);
+            })
+            .map_err(|e| Error::Io(format!("starting the thread that decodes {what}: {e}")))?;
+        Ok(Srs { vk: head.vk, checked: checked.into(), decoded, accounted })
+    }
+
+    /// Parameters whose queries come when the test calls the function returned with them.
+    #[cfg(test)]
+    pub(crate) fn pending(vk: VerifyingKey<Bls12>) -> (Srs, impl FnOnce(Result<Parameters<Bls12>>)) {
+        let decoded = Arc::new(Decoded::default());
+        let theirs = decoded.clone();
+        let srs = Srs { vk, checked: false.into(), decoded, accounted: Mutex::new(None) };
+        (srs, move |r| theirs.set(r))
+    }
+
+    /// The verifying key (there from the start).
+    pub fn vk(&self) -> &VerifyingKey<Bls12> {
+        &self.vk
+    }
+
+    /// The decoded parameters, waiting up to `timeout` for them: `None` while they are still
+    /// being decoded; the decoding's error (e.g. `BadParamsFile` for a point off its curve) if
+    /// it failed.
+    pub fn wait_for(&self, timeout: Duration) -> Option<Result<&Parameters<Bls12>>> {
+        let d = &self.decoded;
+        if d.value.get().is_none() {
+            let guard = d.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = d.done.wait_timeout_while(guard, timeout, |_| d.value.get().is_none());
+        }
+        let r = d.value.get()?;
+        if r.is_err() {
+            drop(self.accounted.lock().unwrap_or_else(|e| e.into_inner()).take());
+        }
+        Some(r.as_ref().map_err(Clone::clone))
+    }
+
+    /// The decoded parameters, waiting as long as their decoding takes.
+    pub fn queries(&self) -> Result<&Parameters<Bls12>> {
+        loop {
+            if let Some(r) = self.wait_for(Duration::from_secs(3600)) {
+                return r;
+            }
+        }
+    }
+
+    /// Decoding has ended in an error.
+    fn failed(&self) -> bool {
+        self.wait_for(Duration::ZERO).is_some_and(|r| r.is_err())
+    }
+}
+
 fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
-}
-
-/// Parameter sets every point of which was subgroup-checked, by their H query (the `Weak` pins
-/// its address while the set lives).
-static CHECKED: Mutex<Vec<Weak<Vec<G1Affine>>>> = Mutex::new(Vec::new());
-
-fn checked_sets() -> std::sync::MutexGuard<'static, Vec<Weak<Vec<G1Affine>>>> {
-    let mut sets = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
-    sets.retain(|w| w.strong_count() > 0);
-    sets
-}
-
-fn was_checked(p: &Parameters<Bls12>) -> bool {
-    checked_sets().iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(&p.h)))
 }
 
 /// Checks, on every core, that every point of `p` is in its prime-order subgroup (the
@@ -61,26 +164,45 @@ fn check_subgroups(p: &Parameters<Bls12>, path: &Path) -> Result<()> {
     }
 }
 
-/// The parameters in `path`, read on first use and shared afterwards:
-/// `checked` checks every point's subgroup (also when they were loaded
-/// before without it: then their resident points are checked, once); `cache`
-/// reads and keeps the decoded form beside the file ([`read_params`]), else
-/// the file is decoded alone ([`decode_params`]).
-pub fn load(path: &Path, checked: bool, cache: bool) -> Result<Arc<Parameters<Bls12>>> {
+/// How [`load`] reads a file it has not loaded yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Check every point's subgroup (also when they were loaded before without it: then their
+    /// resident points are checked, once).
+    pub checked: bool,
+    /// Read and keep the decoded form beside the file ([`read_params`]), else decode the file
+    /// alone ([`decode_params`]).
+    pub cache: bool,
+    /// Return once the file's layout and key are checked; decode the queries in the background
+    /// (a bad point is then reported by the first proof, or by [`Srs::queries`]).
+    pub background: bool,
+}
+
+/// The parameters in `path`, read on first use and shared afterwards (see [`LoadOptions`]). An
+/// instance whose background decoding failed is dropped and the file read afresh.
+pub fn load(path: &Path, o: LoadOptions) -> Result<Arc<Srs>> {
     let key = canonical(path)?;
-    let params = PARAMS.get_or_load(&key, || {
-        let params = if cache { read_params(&key, checked)? } else { decode_params(&key, checked)? };
-        if checked {
-            checked_sets().push(Arc::downgrade(&params.h));
-        }
-        let tracked = Tracked::new(Owner::Srs, params_bytes(&params));
-        Ok((params, vec![tracked]))
-    })?;
-    if checked && !was_checked(&params) {
-        check_subgroups(&params, &key)?;
-        checked_sets().push(Arc::downgrade(&params.h));
+    let get = || {
+        PARAMS.get_or_load(&key, || {
+            let srs = match o.background {
+                true => Srs::in_background(key.clone(), o.checked, o.cache)?,
+                false if o.cache => Srs::decoded(read_params(&key, o.checked)?, o.checked, true),
+                false => Srs::decoded(decode_params(&key, o.checked)?, o.checked, true),
+            };
+            Ok((srs, Vec::new()))
+        })
+    };
+    let mut srs = get()?;
+    if srs.failed() {
+        PARAMS.remove_value(&srs);
+        srs = get()?;
     }
-    Ok(params)
+    use std::sync::atomic::Ordering::SeqCst;
+    if o.checked && !srs.checked.load(SeqCst) {
+        check_subgroups(srs.queries()?, &key)?;
+        srs.checked.store(true, SeqCst);
+    }
+    Ok(srs)
 }
 
 /// Drops the cache's reference to the parameters of `path`; false if they were
@@ -98,7 +220,7 @@ pub fn unload(path: &Path) -> bool {
 /// from (the file may have been renamed, replaced or deleted since); false if
 /// they are not (or no longer) loaded. Their memory and device copies go as
 /// with [`unload`].
-pub fn unload_instance(params: &Arc<Parameters<Bls12>>) -> bool {
+pub fn unload_instance(params: &Arc<Srs>) -> bool {
     let was_loaded = PARAMS.remove_value(params);
     release_unused_device_copies();
     was_loaded
@@ -135,6 +257,18 @@ mod tests {
             .expect("such points are most of the curve")
     }
 
+    fn opts(checked: bool, background: bool) -> LoadOptions {
+        LoadOptions { checked, cache: false, background }
+    }
+
+    fn written(dir: &Path, name: &str, p: &Parameters<Bls12>) -> PathBuf {
+        let path = dir.join(name);
+        let mut bytes = Vec::new();
+        p.write(&mut bytes).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        path
+    }
+
     /// A checked load of parameters already loaded unchecked checks their points then, once:
     /// it is not served the unchecked instance as it is.
     #[test]
@@ -144,27 +278,70 @@ mod tests {
         Arc::make_mut(&mut params.h)[0] = off_subgroup_point();
         let dir = std::env::temp_dir().join(format!("cuzk-srs-checked-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("bad.params");
-        let mut bytes = Vec::new();
-        params.write(&mut bytes).unwrap();
-        std::fs::write(&path, &bytes).unwrap();
+        let path = written(&dir, "bad.params", &params);
 
-        let unchecked = load(&path, false, false).expect("on the curve: an unchecked load takes it");
-        assert!(matches!(load(&path, true, false), Err(Error::BadParamsFile(_))));
-        assert!(unload(&path));
-        assert!(matches!(load(&path, true, false), Err(Error::BadParamsFile(_))), "and so does a fresh one");
-        drop(unchecked);
+        for background in [false, true] {
+            let unchecked = load(&path, opts(false, background)).expect("on the curve: an unchecked load takes it");
+            assert!(matches!(load(&path, opts(true, background)), Err(Error::BadParamsFile(_))));
+            assert!(unload(&path));
+            // A fresh checked load refuses them: at once, or (in the background) when a prover
+            // asks for the queries.
+            match load(&path, opts(true, background)) {
+                Err(Error::BadParamsFile(_)) => assert!(!background),
+                Ok(srs) => assert!(background && matches!(srs.queries(), Err(Error::BadParamsFile(_)))),
+                Err(e) => panic!("{e}"),
+            }
+            unload(&path);
+            drop(unchecked);
+        }
 
         // Good parameters: checked once, then served as they are.
-        let good = dir.join("good.params");
-        let mut bytes = Vec::new();
-        super::super::dummy_params(&pce, 5).write(&mut bytes).unwrap();
-        std::fs::write(&good, &bytes).unwrap();
-        let p = load(&good, false, false).unwrap();
-        assert!(!was_checked(&p));
-        assert!(Arc::ptr_eq(&load(&good, true, false).unwrap(), &p));
-        assert!(was_checked(&p));
+        let good = written(&dir, "good.params", &super::super::dummy_params(&pce, 5));
+        let p = load(&good, opts(false, false)).unwrap();
+        assert!(!p.checked.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(Arc::ptr_eq(&load(&good, opts(true, false)).unwrap(), &p));
+        assert!(p.checked.load(std::sync::atomic::Ordering::SeqCst));
         unload(&good);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A load in the background returns with the verifying key and refuses a bad layout at once;
+    /// its queries, when a prover waits for them, equal the decoder's, or are the decoder's error
+    /// for a bad point, and a later load of the mended file reads it afresh.
+    #[test]
+    fn a_background_load_gives_the_decoders_queries_or_its_error() {
+        let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 300, 1).blank()).unwrap();
+        let params = super::super::dummy_params(&pce, 6);
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-background-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = written(&dir, "p.params", &params);
+        let bytes = std::fs::read(&path).unwrap();
+
+        let srs = load(&path, opts(false, true)).unwrap();
+        assert!(*srs.vk() == params.vk);
+        assert!(*srs.queries().unwrap() == params);
+        assert!(srs.wait_for(Duration::ZERO).is_some_and(|r| r.is_ok()));
+        assert!(unload(&path));
+
+        // Truncated: refused by the load itself.
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(matches!(load(&path, opts(false, true)), Err(Error::BadParamsFile(_))));
+
+        // A point off its curve (the last byte of the last G2 point's y): found by the decoder.
+        let mut off = bytes.clone();
+        *off.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &off).unwrap();
+        let bad = load(&path, opts(false, true)).expect("the layout and key are good");
+        match bad.queries() {
+            Err(Error::BadParamsFile(m)) => assert!(m.contains("not a valid curve point"), "{m}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        // Mended: the failed instance is not served again.
+        std::fs::write(&path, &bytes).unwrap();
+        let again = load(&path, opts(false, true)).unwrap();
+        assert!(!Arc::ptr_eq(&again, &bad));
+        assert!(*again.queries().unwrap() == params);
+        unload(&path);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -144,6 +144,7 @@ const (
 	EngineKeepMalloc            = uint32(C.CUZK_ENGINE_KEEP_MALLOC)
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
+	ParamsLoadBackground        = uint32(C.CUZK_PARAMS_LOAD_BACKGROUND)
 	Version                     = C.CUZK_VERSION
 )
 
@@ -258,6 +259,13 @@ func ParamsGenerate(c Circuit, path string, seed uint64) (Params, Status, string
 	var e C.struct_cuzk_error
 	s := C.cuzk_params_generate(&circuit, cpath, C.uint64_t(seed), &out, &e)
 	return Params{out}, Status(s), detail(&e)
+}
+
+// ParamsWait is cuzk_params_wait.
+func ParamsWait(h Params) (Status, string) {
+	var e C.struct_cuzk_error
+	s := C.cuzk_params_wait(h.p, &e)
+	return Status(s), detail(&e)
 }
 
 // ParamsUnload is cuzk_params_unload.

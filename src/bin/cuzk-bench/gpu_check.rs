@@ -7,7 +7,7 @@ use clap::Args;
 use cuzk::circuits::{Circuit, Family};
 use cuzk::engine::{CancelToken, Engine, Priority, ProveOptions, Request, Timings};
 use cuzk::gpu;
-use cuzk::groth16::{dummy_params, Backend};
+use cuzk::groth16::{dummy_params, Backend, Srs};
 use cuzk::pce::Pce;
 use serde_json::json;
 
@@ -39,7 +39,7 @@ fn prove(
     circuit: &Circuit,
     seed: u64,
     pce: &Pce,
-    params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+    params: &Srs,
     opts: &ProveOptions,
 ) -> Result<(Vec<u8>, Timings)> {
     let statement = circuit.statement(seed, &[])?;
@@ -68,7 +68,7 @@ pub fn run(o: Opts) -> Result<()> {
         for family in Family::ALL {
             let c = Circuit::Synthetic { family, size };
             let pce = c.extract_pce()?;
-            let params = dummy_params(&pce, 5);
+            let params = Srs::in_memory(dummy_params(&pce, 5));
             let opts = |backend| ProveOptions { backend, verify: false, randomness: Some(fixed.clone()) };
             let (cpu, _) = stage("cpu proof", || prove(&cpu_engine, &c, 3, &pce, &params, &opts(Backend::Cpu)));
             let cpu = cpu?;
@@ -89,7 +89,7 @@ pub fn run(o: Opts) -> Result<()> {
     // VRAM flat over consecutive proofs.
     let c = Circuit::Synthetic { family: Family::Sha256Chain, size: o.sizes[0] };
     let pce = c.extract_pce()?;
-    let params = dummy_params(&pce, 6);
+    let params = Srs::in_memory(dummy_params(&pce, 6));
     let opts = ProveOptions { backend: Backend::Cuda(o.device), verify: false, randomness: None };
     prove(&gpu_engine, &c, 4, &pce, &params, &opts)?; // uploads the SRS
     let before = free_vram(o.device);

@@ -8,12 +8,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::Parameters;
-use blstrs::Bls12;
 use clap::Args;
 use cuzk::circuits::Circuit;
 use cuzk::engine::{CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request, Timings};
-use cuzk::groth16::{dummy_params, Backend};
+use cuzk::groth16::{dummy_params, Backend, Srs};
 use cuzk::pce::Pce;
 use serde_json::json;
 
@@ -56,14 +54,14 @@ pub struct Opts {
 struct Ready {
     circuit: Circuit,
     pce: Pce,
-    params: Parameters<Bls12>,
+    params: Srs,
 }
 
 impl Ready {
     fn new(circuit: Circuit) -> Result<Ready> {
         let (pce, secs) = stage(&format!("extracting {}", circuit.label()), || circuit.extract_pce());
         let pce = pce?;
-        let (params, psecs) = stage("dummy parameters", || dummy_params(&pce, 7));
+        let (params, psecs) = stage("dummy parameters", || Srs::in_memory(dummy_params(&pce, 7)));
         println!(
             "{}: {} constraints, PCE {secs:.1} s, parameters {psecs:.1} s",
             circuit.label(),

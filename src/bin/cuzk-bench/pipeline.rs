@@ -17,7 +17,7 @@ use cuzk::engine::{
     SYNTHESIS_NICE,
 };
 use cuzk::groth16::ProveTimings;
-use cuzk::groth16::{dummy_params, Backend};
+use cuzk::groth16::{dummy_params, Backend, Srs};
 use cuzk::mem;
 use serde_json::json;
 
@@ -244,7 +244,7 @@ pub fn run(o: Opts) -> Result<()> {
             if backend == Backend::Auto {
                 println!("GPUs: {}", cuzk::gpu::device_count());
             }
-            phases.push(new_phase(&o, &tl, &params, pce, static_rss, backend, &subject)?);
+            phases.push(new_phase(&o, &tl, &Srs::in_memory(params), pce, static_rss, backend, &subject)?);
             Ok(())
         })();
         stop.store(true, Ordering::Relaxed);
@@ -432,7 +432,7 @@ fn old_phase(o: &Opts, tl: &Timeline, params: &Parameters<Bls12>) -> Result<Phas
 fn new_phase(
     o: &Opts,
     tl: &Timeline,
-    params: &Parameters<Bls12>,
+    params: &Srs,
     pce: cuzk::pce::Pce,
     static_rss: u64,
     backend: Backend,

@@ -4,13 +4,14 @@
 //! the reference synthesis against the synthesis time bellperson logs.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use bellperson::groth16::Parameters;
+use bellperson::groth16::VerifyingKey;
 use blstrs::{Bls12, Scalar};
 use clap::Args;
 use cuzk::circuits::{Circuit, Kind, Statement};
 use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request, Timings};
-use cuzk::groth16::{dummy_params, read_params, Backend};
+use cuzk::groth16::{dummy_params, srs, Backend, LoadOptions, Srs};
 use cuzk::pce::Pce;
 use cuzk::reference::ReferenceCs;
 use serde_json::json;
@@ -42,6 +43,10 @@ pub struct Opts {
     /// each GPU), so the first proof does not pay for it.
     #[arg(long)]
     pub prepare: bool,
+    /// With --params: load them in the background (`LoadOptions::background`): the points are
+    /// decoded (or read from their cache) while the first proof's witness is made.
+    #[arg(long, requires = "params")]
+    pub background_load: bool,
     /// PoRep and PoSt circuits: the request input to prove (a C1 output JSON, a PoSt input:
     /// `cuzk-bench fixture` writes them); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
@@ -127,18 +132,19 @@ pub fn run(o: Opts) -> Result<()> {
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
     if let (Some(dir), true) = (&vk_dir, real_params) {
-        write_vk(&circuit, dir, &params)?;
+        write_vk(&circuit, dir, params.vk())?;
     }
     let engine = engine_for(backend)?;
-    let prepare_s = match o.prepare {
-        true => {
-            let (r, secs) = stage("preparing the devices", || engine.prepare(&pce, &params));
-            r?;
-            println!("prepared in {secs:.3} s");
-            Some(secs)
-        }
-        false => None,
+    let prepare = || -> cuzk::Result<f64> {
+        let (r, secs) = stage("preparing the devices", || engine.prepare(&pce, &params));
+        r?;
+        println!("prepared in {secs:.3} s");
+        Ok(secs)
     };
+    // After a load in the background the devices are prepared beside the first witness, as a
+    // host would (preparing waits for the points, then uploads them); otherwise before it.
+    let beside = o.prepare && o.background_load;
+    let prepare_s = if o.prepare && !beside { Some(prepare()?) } else { None };
     let input = request_input(&circuit, o.input.as_deref(), o.c.seed)?;
     let partitions = circuit.proof_len_for(&input)? / cuzk::groth16::PROOF_BYTES;
     // (r, s) of partition k, fixed when the bytes are compared with bellperson's.
@@ -148,24 +154,32 @@ pub fn run(o: Opts) -> Result<()> {
     let mut all = Vec::new();
     let mut last = None;
     let mut last_bytes = Vec::new();
-    for i in 0..o.n.max(1) as u64 {
-        let statement = statement_of(&circuit, o.c.seed, &input, i)?;
-        let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || {
-            engine.prove(Request {
-                pce: &pce,
-                params: &params,
-                statement: &statement,
-                opts: opts.clone(),
-                priority: Priority::default(),
-                cancel: CancelToken::new(),
-                observer: None,
-            })
-        });
-        let (proofs, t) = res?;
-        last_bytes = proof_bytes(&proofs);
-        last = Some((statement, proofs));
-        all.push(t);
-    }
+    let preparing = std::thread::scope(|s| -> Result<Option<f64>> {
+        let preparing = beside.then(|| s.spawn(prepare));
+        for i in 0..o.n.max(1) as u64 {
+            let statement = statement_of(&circuit, o.c.seed, &input, i)?;
+            let (res, _) = stage(&format!("proof {}/{}", i + 1, o.n), || {
+                engine.prove(Request {
+                    pce: &pce,
+                    params: &params,
+                    statement: &statement,
+                    opts: opts.clone(),
+                    priority: Priority::default(),
+                    cancel: CancelToken::new(),
+                    observer: None,
+                })
+            });
+            let (proofs, t) = res?;
+            last_bytes = proof_bytes(&proofs);
+            last = Some((statement, proofs));
+            all.push(t);
+        }
+        Ok(match preparing {
+            Some(h) => Some(h.join().map_err(|_| "preparing the devices panicked")??),
+            None => None,
+        })
+    })?;
+    let prepare_s = prepare_s.or(preparing);
     let t = median(&all);
     let mut rows = summary(
         &circuit.circuit_id()?,
@@ -189,7 +203,7 @@ pub fn run(o: Opts) -> Result<()> {
             let mut bytes = Vec::new();
             for k in 0..statement.partitions() {
                 let (r, s) = fixed(k as u64);
-                let p = bellperson::groth16::create_proof(statement.instance(k)?, &params, r, s)?;
+                let p = bellperson::groth16::create_proof(statement.instance(k)?, params.queries()?, r, s)?;
                 bytes.extend_from_slice(&cuzk::groth16::proof_bytes(&p));
             }
             Ok(bytes)
@@ -242,14 +256,14 @@ fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
 }
 
 #[cfg(feature = "porep")]
-fn write_vk(circuit: &Circuit, dir: &Path, params: &Parameters<Bls12>) -> Result<()> {
+fn write_vk(circuit: &Circuit, dir: &Path, vk: &VerifyingKey<Bls12>) -> Result<()> {
     let id = match circuit {
         Circuit::Post(t) => cuzk::circuits::post::param_cache_identifier(*t)?,
         Circuit::Snap(s) => cuzk::circuits::snap::param_cache_identifier(*s)?,
         _ => return Ok(()),
     };
     std::fs::create_dir_all(dir)?;
-    params.vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk")))?)?;
+    vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk")))?)?;
     Ok(())
 }
 
@@ -264,7 +278,7 @@ fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8]) -> Result<Opti
 }
 
 #[cfg(not(feature = "porep"))]
-fn write_vk(_: &Circuit, _: &Path, _: &Parameters<Bls12>) -> Result<()> {
+fn write_vk(_: &Circuit, _: &Path, _: &VerifyingKey<Bls12>) -> Result<()> {
     Ok(())
 }
 
@@ -274,10 +288,10 @@ fn filecoin_verify(_: &Circuit, _: &[u8], _: &[u8]) -> Result<Option<bool>> {
 }
 
 /// `--params`, or dummy parameters of the PCE's shape; whether proofs can verify.
-fn load_params(o: &Opts, pce: &Pce) -> Result<(Parameters<Bls12>, f64, bool)> {
+fn load_params(o: &Opts, pce: &Pce) -> Result<(Arc<Srs>, f64, bool)> {
     let (params, secs) = stage("parameters", || match &o.params {
-        Some(p) => read_params(p, false),
-        None => Ok(dummy_params(pce, 7)),
+        Some(p) => srs::load(p, LoadOptions { checked: false, cache: true, background: o.background_load }),
+        None => Ok(Arc::new(Srs::in_memory(dummy_params(pce, 7)))),
     });
     Ok((params?, secs, o.params.is_some() && !o.no_verify))
 }
