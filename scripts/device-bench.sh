@@ -17,7 +17,8 @@
 #   bash scripts/device-bench.sh params     # parameter loading: ours vs bellperson's read vs supraseal-c2's
 #                                       # SuprasealParameters::new, same files (sha256-chain 2^22, 2^24 dummy);
 #                                       # then proofs at once after a load in the background (2^24)
-#   bash scripts/device-bench.sh params-big # the same at 2^26 (24 GB: decode only, no cache, no bellperson)
+#   bash scripts/device-bench.sh params-big # the same at 2^26 (24 GB: decode only, no cache, no bellperson), proofs
+#                                       # after a load in the background; then a 38.6 GB file (mimc-chain 2^26)
 #   bash scripts/device-bench.sh prepare    # sha256-chain and mimc-chain 2^24 (dummy params): each proof's stages, without
 #                                       # and with --prepare; the CUDA backend's tests
 #   bash scripts/device-bench.sh latency    # critical 2^19 proofs (the WinningPoSt size) every 3 s under
@@ -102,6 +103,13 @@ params-big)
   run timeout 240 $PB/peer-bench-supraseal --constraints 2^26 --params $P/d26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
   run timeout 240 $B prove --circuit sha256-chain --size 2^26 --backend cuda:0 -n 2 --params $P/d26.params --no-verify \
     --background-load --prepare --json "$OUT/first-proof-background-d26.json"
+  rm -f $P/d26.params $P/d26.params.cuzk-srs
+  # A file over 30 GiB: mimc-chain's queries are all dense (38.6 GB at 2^26). supraseal-c2 is
+  # timed on its load only (its sha256-chain circuit does not match these parameters).
+  run timeout 300 $B params --circuit mimc-chain --size 2^26 --dummy --out $P/m26.params
+  run timeout 120 $B params --load $P/m26.params --no-cache --no-bellperson --json "$OUT/load-m26.json"
+  run timeout 120 $PB/peer-bench-supraseal --constraints 2^26 --params $P/m26.params --proofs 1 --no-harness --json "$OUT/peer-load.jsonl"
+  rm -f $P/m26.params
   ;;
 prepare)
   # The first proof after loading, with and without the devices made ready first (Engine::prepare):

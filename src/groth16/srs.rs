@@ -9,7 +9,9 @@
 //! backend stage needs them ([`Srs::wait_for`]), so the decoding runs beside the first proof's
 //! witness.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -57,7 +59,7 @@ impl Decoded {
 pub struct Srs {
     vk: VerifyingKey<Bls12>,
     /// Every point was (or is being) checked to be in its subgroup.
-    checked: std::sync::atomic::AtomicBool,
+    checked: AtomicBool,
     decoded: Arc<Decoded>,
     /// The bytes the points take, accounted from the start of the load (the decoding thread
     /// allocates them whole); given back with the instance, or once a failed decoding is seen.
@@ -89,13 +91,15 @@ impl Srs {
         std::thread::Builder::new()
             .name("cuzk-srs-decode".into())
             .spawn(move || {
-                let r = if cache { read_params(&path, checked) } else { decode_params(&path, checked) };
+                let bad = |m: &str| Error::BadParamsFile(format!("{}: {m}", path.display()));
+                // Waiters must hear how it ended, also if the decoder panicked.
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| match cache {
+                    true => read_params(&path, checked),
+                    false => decode_params(&path, checked),
+                }))
+                .unwrap_or_else(|_| Err(bad("the decoder panicked")));
                 // The file may have been replaced since its head was read.
-                let r = r.and_then(|p| match p.vk == vk {
-                    true => Ok(p),
-                    false => Err(Error::BadParamsFile(format!("{}: changed while it was loaded", path.display()))),
-                });
-                theirs.set(r);
+                theirs.set(r.and_then(|p| if p.vk == vk { Ok(p) } else { Err(bad("changed while it was loaded")) }));
             })
             .map_err(|e| Error::Io(format!("starting the thread that decodes {what}: {e}")))?;
         Ok(Srs { vk: head.vk, checked: checked.into(), decoded, accounted })
@@ -197,7 +201,6 @@ pub fn load(path: &Path, o: LoadOptions) -> Result<Arc<Srs>> {
         PARAMS.remove_value(&srs);
         srs = get()?;
     }
-    use std::sync::atomic::Ordering::SeqCst;
     if o.checked && !srs.checked.load(SeqCst) {
         check_subgroups(srs.queries()?, &key)?;
         srs.checked.store(true, SeqCst);
@@ -298,9 +301,9 @@ mod tests {
         // Good parameters: checked once, then served as they are.
         let good = written(&dir, "good.params", &super::super::dummy_params(&pce, 5));
         let p = load(&good, opts(false, false)).unwrap();
-        assert!(!p.checked.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(!p.checked.load(SeqCst));
         assert!(Arc::ptr_eq(&load(&good, opts(true, false)).unwrap(), &p));
-        assert!(p.checked.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(p.checked.load(SeqCst));
         unload(&good);
         std::fs::remove_dir_all(dir).unwrap();
     }
