@@ -8,6 +8,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod aggregate;
 pub mod circuits;
 pub mod engine;
 pub mod error;

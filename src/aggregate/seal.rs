@@ -1,0 +1,80 @@
+//! filecoin-proofs' `aggregate_seal_commit_proofs`: the C2 outputs of sectors sealed with one
+//! registered seal proof, every partition's Groth16 proof of each, aggregated into one SnarkPack
+//! proof (padded to a power of two by repeating the last proof), with the transcript bound to
+//! the sectors' comm_r (and, but for NonInteractivePoRep, their seeds).
+
+use bellperson::groth16::Proof;
+use filecoin_proofs_api::RegisteredSealProof;
+use sha2::{Digest, Sha256};
+
+use super::{aggregate, AggregationSrs, Version};
+use crate::circuits::porep::{PorepSize, SealVariant};
+use crate::groth16::PROOF_BYTES;
+use crate::{Error, Result};
+
+/// The most NonInteractivePoRep seal proofs one aggregate may hold (FIP-0092).
+pub const MAX_NI_POREP_SEALS: usize = 65;
+
+/// One sector's part of an aggregate: its C2 output (every partition's proof) and the
+/// commitments its verifier checks it against.
+#[derive(Debug, Clone, Copy)]
+pub struct SealProof<'a> {
+    pub comm_r: [u8; 32],
+    pub seed: [u8; 32],
+    pub proof: &'a [u8],
+}
+
+/// The registered seal proof spelled as filecoin-proofs-api's JSON spells it (e.g.
+/// `StackedDrg32GiBV1_2_Feat_NonInteractivePoRep`, as in a C1 output).
+pub fn registered_proof(name: &str) -> Result<RegisteredSealProof> {
+    serde_json::from_value(serde_json::Value::String(name.to_string()))
+        .map_err(|_| Error::InvalidInput(format!("{name:?} is not a registered seal proof")))
+}
+
+/// How many Groth16 proofs an aggregate of `seals` C2 outputs of `rp` holds once padded.
+pub fn padded_count(rp: RegisteredSealProof, seals: usize) -> usize {
+    (usize::from(rp.partitions()) * seals).max(2).next_power_of_two()
+}
+
+/// The aggregate of `seals`' proofs, as `aggregate_seal_commit_proofs(rp, version, comm_rs,
+/// seeds, outputs)` makes it; `srs` must hold [`padded_count`] proofs.
+pub fn aggregate_seals(
+    srs: &AggregationSrs,
+    rp: RegisteredSealProof,
+    seals: &[SealProof<'_>],
+    version: Version,
+) -> Result<Vec<u8>> {
+    let (_, variant) = PorepSize::from_registered_proof(rp)?;
+    if seals.is_empty() {
+        return Err(Error::InvalidInput("no seal proofs to aggregate".into()));
+    }
+    if variant == SealVariant::NonInteractive && seals.len() > MAX_NI_POREP_SEALS {
+        return Err(Error::InvalidInput(format!(
+            "{} NonInteractivePoRep proofs: an aggregate holds at most {MAX_NI_POREP_SEALS}",
+            seals.len()
+        )));
+    }
+    let partitions = usize::from(rp.partitions());
+    let mut proofs = Vec::with_capacity(padded_count(rp, seals.len()));
+    for (i, s) in seals.iter().enumerate() {
+        if s.proof.len() != partitions * PROOF_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "seal proof {i}: {} bytes, where {rp:?} has {partitions} partitions of {PROOF_BYTES}",
+                s.proof.len()
+            )));
+        }
+        proofs.extend(
+            Proof::read_many(s.proof, partitions).map_err(|e| Error::MalformedProof(format!("seal proof {i}: {e}")))?,
+        );
+    }
+    let last = proofs.last().expect("at least one partition").clone();
+    proofs.resize(padded_count(rp, seals.len()), last);
+    let mut h = Sha256::new();
+    for s in seals {
+        if variant != SealVariant::NonInteractive {
+            h.update(s.seed);
+        }
+        h.update(s.comm_r);
+    }
+    aggregate(srs, &h.finalize(), &proofs, version)
+}
