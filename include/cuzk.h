@@ -358,6 +358,38 @@ typedef uint32_t cuzk_backend;
 #endif // __cplusplus
 
 /**
+ * The SnarkPack transcript versions (`cuzk_aggregate`'s `version`), as filecoin-proofs-api's
+ * `RegisteredAggregationProof` names them. 0 is deliberately not one.
+ */
+enum cuzk_snarkpack_version
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `SnarkPackV1`.
+   */
+  CUZK_SNARKPACK_V1 = 1,
+  /**
+   * `SnarkPackV2`: what lotus and NonInteractivePoRep use.
+   */
+  CUZK_SNARKPACK_V2 = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum cuzk_snarkpack_version cuzk_snarkpack_version;
+#else
+typedef uint32_t cuzk_snarkpack_version;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A handle to an aggregation SRS read for up to a number of proofs (opaque). Immutable: one
+ * handle may be used by many threads at once; free it exactly once with `cuzk_agg_srs_free`.
+ */
+struct cuzk_agg_srs;
+
+/**
  * A cancellation token (opaque). Pass it to `cuzk_prove`; `cuzk_cancel_trigger`
  * from any thread makes a request that is still waiting (for budget or a
  * device, or between stages) return `CUZK_CANCELLED`, holding no memory.
@@ -413,6 +445,24 @@ struct cuzk_error {
    * What went wrong, NUL-terminated UTF-8 (empty on success).
    */
   char message[CUZK_ERROR_MESSAGE_LEN];
+};
+
+/**
+ * One sector's part of an aggregate. Read during the call only.
+ */
+struct cuzk_seal_proof {
+  /**
+   * The sector's C2 output: every partition's 192-byte proof (what `cuzk_prove` writes for
+   * its C1, and `seal_commit_phase2` for V1_1 and SyntheticPoRep).
+   */
+  const uint8_t *proof;
+  size_t proof_len;
+  /**
+   * The sector's comm_r and interactive seed, as in its C1 output (the seed is not used for
+   * NonInteractivePoRep).
+   */
+  uint8_t comm_r[32];
+  uint8_t seed[32];
 };
 
 /**
@@ -804,6 +854,112 @@ const char *cuzk_version(void);
  * safe from any thread (the panic is caught on the calling thread).
  */
 cuzk_status cuzk_debug_panic(struct cuzk_error *err);
+
+/**
+ * Reads the aggregation SRS (filecoin-proofs' `v28-fil-inner-product-v1.srs`, bellperson's
+ * `GenericSRS` layout) for aggregates of up to `max_proofs` Groth16 proofs: the first
+ * `2·max_proofs` powers in G1 and `max_proofs` in G2 of each secret, decoded on every core and
+ * checked in their subgroups (about 0.3 s and 6 MB for 8192 proofs). A second load of the same
+ * unchanged file for the same `max_proofs` while a handle to it lives shares that instance.
+ * The points count in `cuzk_mem_stats.srs_bytes`.
+ *
+ * - `path`: NUL-terminated, copied; a regular file.
+ * - `max_proofs`: a power of two, 2 ..= 2^19; `cuzk_aggregate_len`'s `proofs` of the largest
+ *   aggregate to make (8192 holds 65 NonInteractivePoRep seals of 32GiB).
+ * - `out`: on success receives a new handle the caller owns and frees with
+ *   `cuzk_agg_srs_free`; untouched on failure.
+ * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (a bad `max_proofs`, a file with too
+ * few powers for it, not a regular file), `CUZK_FILE_NOT_FOUND`, `CUZK_IO`,
+ * `CUZK_BAD_PARAMS_FILE` (truncated, a size its counts do not explain, a point that does not
+ * decode), `CUZK_TOO_LARGE`.
+ *
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_agg_srs_load(const char *path,
+                              uint32_t max_proofs,
+                              struct cuzk_agg_srs **out,
+                              struct cuzk_error *err);
+
+/**
+ * Writes to `path` (atomically, replacing any file there) an aggregation SRS for up to
+ * `max_proofs` proofs with secrets derived from `seed` (what bellperson's
+ * `setup_fake_srs(rng, max_proofs)` lays out) and loads it as `cuzk_agg_srs_load` does.
+ *
+ * For demos and tests only: whoever knows the 64-bit seed can forge aggregates. Filecoin's
+ * aggregates need Filecoin's SRS file.
+ *
+ * Errors: as `cuzk_agg_srs_load`. Ownership as there.
+ * Thread-safety: safe from many threads at once, but do not generate into one path from two.
+ */
+cuzk_status cuzk_agg_srs_generate(const char *path,
+                                  uint32_t max_proofs,
+                                  uint64_t seed,
+                                  struct cuzk_agg_srs **out,
+                                  struct cuzk_error *err);
+
+/**
+ * Frees a handle from `cuzk_agg_srs_load` or `cuzk_agg_srs_generate`; the points go with the last handle to them. NULL,
+ * or a handle already freed, is a no-op; calls in flight keep what they use until they return.
+ */
+void cuzk_agg_srs_free(struct cuzk_agg_srs *srs);
+
+/**
+ * Writes to `proofs` how many Groth16 proofs an aggregate of `seals` sectors sealed with the
+ * registered seal proof `registered_proof` holds (every partition of each, padded to a power
+ * of two, at least 2: what the SRS must be loaded for), and to `bytes` the aggregate's length.
+ * Either out-pointer may be NULL.
+ *
+ * - `registered_proof`: NUL-terminated, as a C1 output spells it (e.g.
+ *   `"StackedDrg32GiBV1_2_Feat_NonInteractivePoRep"`).
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (an unknown or unsupported registered
+ * proof, 0 seals, more than 2^19 proofs), `CUZK_UNSUPPORTED` (a build without `porep`).
+ * Thread-safety: safe from any thread.
+ */
+cuzk_status cuzk_aggregate_len(const char *registered_proof,
+                               size_t seals,
+                               size_t *proofs,
+                               size_t *bytes,
+                               struct cuzk_error *err);
+
+/**
+ * Aggregates the seal proofs of `seals_len` sectors sealed with `registered_proof` into one
+ * SnarkPack proof: the bytes filecoin-proofs' `aggregate_seal_commit_proofs` returns for the
+ * same registered proof, version, comm_rs, seeds, C2 outputs and SRS, which its
+ * `verify_aggregate_seal_commit_proofs` checks. The pairings and MSMs run on the calling
+ * thread's rayon pool (the global one: every core).
+ *
+ * - `srs`: borrowed for the call; loaded for at least `cuzk_aggregate_len`'s `proofs`.
+ * - `registered_proof`: NUL-terminated, as in the sectors' C1 outputs.
+ * - `seals`, `seals_len`: the sectors in the order their verifier lists them, each proof
+ *   `partitions × 192` bytes; read during the call only. At most 65 NonInteractivePoRep seals
+ *   (FIP-0092).
+ * - `version`: a `cuzk_snarkpack_version`.
+ * - `out`, `out_cap`: a caller-owned buffer of at least `cuzk_aggregate_len`'s `bytes`;
+ *   written only on success.
+ * - `out_len`: receives the bytes written; on `CUZK_BUFFER_TOO_SMALL` the bytes needed
+ *   (checked before any work, so `(NULL, 0)` is a size query).
+ * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_HANDLE`, `CUZK_INVALID_ARGUMENT` (unknown
+ * registered proof or version, a proof of the wrong length, too many seals, an SRS loaded for
+ * too few proofs), `CUZK_MALFORMED_PROOF` (a point that does not decode, or at infinity),
+ * `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a build without `porep`). The proofs are not
+ * verified here: an aggregate of a bad proof fails its verification.
+ *
+ * Thread-safety: safe from many threads at once, with the same or different handles.
+ */
+cuzk_status cuzk_aggregate(const struct cuzk_agg_srs *srs,
+                           const char *registered_proof,
+                           const struct cuzk_seal_proof *seals,
+                           size_t seals_len,
+                           uint32_t version,
+                           uint8_t *out,
+                           size_t out_cap,
+                           size_t *out_len,
+                           struct cuzk_error *err);
 
 /**
  * Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`

@@ -37,6 +37,10 @@
 #   bash scripts/device-bench.sh seals      # SyntheticPoRep and NonInteractivePoRep C1s of 2 KiB and 8 MiB sectors sealed here,
 #                                       # real parameters: prove -n 3 each on the GPU
 #   bash scripts/device-bench.sh post-shapes # every PoSt circuit's PCE extracted from its blank circuit (up to 130M constraints)
+#   bash scripts/device-bench.sh aggregate  # SnarkPack: cuzk vs filecoin-proofs' aggregate_seal_commit_proofs on 65
+#                                       # NI-PoRep (8192 proofs) and 65 interactive 32 GiB seals (1024), same inputs and SRS,
+#                                       # one run; vs bellperson's aggregate_proofs at 256 and 8192 proofs (v2, v1).
+#                                       # CPU only: B=<any cuzk-bench> (a default build will do)
 #   bash scripts/device-bench.sh soak       # N=${N:-10000} proofs through the C ABI (mixed sizes 2^10..2^16, real
 #                                       # parameters, cancels, unloads, trims), nvidia-smi sampled every 5 s
 #
@@ -257,6 +261,17 @@ pipelines)
   run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-1gpu.json"
   run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 600 -j 36 --workers 2 --backend auto --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-allgpu.json"
   run timeout 100 $B pce-pipeline --circuit mimc-chain --size 2^21 -n 300 -j 18 --workers 2 --backend cuda:0 --params $P/m21.params ${X:-} --json "$OUT/mimc-chain-1gpu-again.json"
+  ;;
+aggregate)
+  # filecoin-proofs-api's aggregate_seal_commit_proofs itself: 65 NI-PoRep seals (8192 proofs), 65 interactive (1024).
+  run timeout 240 $B aggregate --seals 65 --registered-proof StackedDrg32GiBV1_2_Feat_NonInteractivePoRep --repeat 2 \
+    --json "$OUT/aggregate-seals-ni65.json"
+  run timeout 120 $B aggregate --seals 65 --registered-proof StackedDrg32GiBV1_1 --repeat 2 --json "$OUT/aggregate-seals-i65.json"
+  # bellperson's aggregate_proofs, and the MSMs' share.
+  for n in 256 8192; do
+    run timeout 200 $B aggregate --proofs $n --json "$OUT/aggregate-$n.json"
+  done
+  run timeout 200 $B aggregate --proofs 8192 --version 1 --json "$OUT/aggregate-8192-v1.json"
   ;;
 esac
 say "done"

@@ -8,7 +8,12 @@
 //!   own `verify_seal` accepts the result (for NonInteractivePoRep: its SnarkPack v2 aggregate,
 //!   made as `seal_commit_phase2` makes it, with a test aggregation SRS); a changed proof is
 //!   refused;
-//! - a C1 relabelled as another variant is refused (its challenges are not that variant's).
+//! - a C1 relabelled as another variant is refused (its challenges are not that variant's);
+//! - seal proofs aggregated through the C ABI (`cuzk_aggregate`) are the bytes filecoin-proofs'
+//!   `aggregate_seal_commit_proofs` makes, and its `verify_aggregate_seal_commit_proofs` accepts
+//!   them: two NonInteractivePoRep seals (26 partitions, padded to 32; FIP-0092) with
+//!   SnarkPack v2, two interactive ones (2 proofs) with v1 and v2; with a changed proof it
+//!   refuses them.
 #![cfg(feature = "porep")]
 
 mod common;
@@ -25,6 +30,8 @@ use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptio
 use cuzk::groth16::params::generate_params;
 use cuzk::groth16::{Backend, Srs, PROOF_BYTES};
 use cuzk::pce::Pce;
+use filecoin_proofs_api::seal::{self, SealCommitPhase1Output, SealCommitPhase2Output};
+use filecoin_proofs_api::RegisteredAggregationProof;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -35,8 +42,8 @@ fn scratch() -> &'static Path {
 }
 
 /// The 2 KiB partition circuit's PCE and real parameters, their verifying key and a test
-/// aggregation SRS (16 proofs: 13 partitions padded to a power of two) where filecoin-proofs
-/// looks for them.
+/// aggregation SRS (32 proofs: two non-interactive seals' 26 partitions padded to a power of
+/// two) where filecoin-proofs looks for them.
 fn ready() -> &'static (Pce, Parameters<Bls12>) {
     static R: OnceLock<(Pce, Parameters<Bls12>)> = OnceLock::new();
     R.get_or_init(|| {
@@ -45,7 +52,7 @@ fn ready() -> &'static (Pce, Parameters<Bls12>) {
         let name = porep::params_file_name(PorepSize::KiB2).unwrap();
         let params = generate_params(&pce, &dir.join(&name), 21).unwrap();
         params.vk.write(std::fs::File::create(dir.join(name.replace(".params", ".vk"))).unwrap()).unwrap();
-        let srs = setup_fake_srs::<Bls12, _>(&mut ChaCha20Rng::seed_from_u64(4), 16);
+        let srs = setup_fake_srs::<Bls12, _>(&mut ChaCha20Rng::seed_from_u64(4), 32);
         srs.write(&mut std::fs::File::create(dir.join("v28-fil-inner-product-v1.srs")).unwrap()).unwrap();
         (pce, params)
     })
@@ -71,12 +78,29 @@ fn prove(c1: &[u8]) -> cuzk::Result<Vec<u8>> {
     Ok(engine::proof_bytes(&proofs))
 }
 
+/// A 2 KiB non-interactive seal and its proof (13 partitions), made once for the tests that
+/// use it.
+fn non_interactive() -> &'static (SealedC1, Vec<u8>) {
+    static NI: OnceLock<(SealedC1, Vec<u8>)> = OnceLock::new();
+    NI.get_or_init(|| {
+        let c1 = sealed(SealVariant::NonInteractive);
+        let proof = prove(&c1.bytes).unwrap();
+        (c1, proof)
+    })
+}
+
 fn proves_and_filecoin_verifies(variant: SealVariant, partitions: usize) {
-    let c1 = sealed(variant);
+    let (c1, proof) = match variant {
+        SealVariant::NonInteractive => non_interactive().clone(),
+        _ => {
+            let c1 = sealed(variant);
+            let proof = prove(&c1.bytes).unwrap();
+            (c1, proof)
+        }
+    };
     let parsed = PorepC1::parse(&c1.bytes).unwrap();
     assert_eq!((parsed.variant(), parsed.num_partitions()), (variant, partitions));
     assert_eq!(POREP_2K.proof_len_for(&c1.bytes).unwrap(), partitions * PROOF_BYTES);
-    let proof = prove(&c1.bytes).unwrap();
     assert_eq!(proof.len(), partitions * PROOF_BYTES);
     assert!(c1.filecoin_verify(&proof).unwrap(), "filecoin-proofs' verify_seal accepts the {variant:?} proof");
     let mut changed = proof.clone();
@@ -110,5 +134,130 @@ fn variants_share_the_circuit_and_a_relabelled_c1_is_refused() {
         json["registered_proof"] = other.into();
         let err = PorepC1::parse(&serde_json::to_vec(&json).unwrap()).unwrap_err().to_string();
         assert!(err.contains("do not verify") || err.contains("partitions"), "{other}: {err}");
+    }
+}
+
+/// `cuzk_aggregate` of the sectors' proofs, through the C ABI, with the test SRS loaded for `n`.
+fn cuzk_aggregate(seals: &[(SealCommitPhase1Output, Vec<u8>)], version: u32) -> Vec<u8> {
+    use cuzk::ffi::*;
+    let rp = serde_json::to_value(seals[0].0.registered_proof).unwrap();
+    let rp = std::ffi::CString::new(rp.as_str().unwrap()).unwrap();
+    let path = std::ffi::CString::new(scratch().join("params/v28-fil-inner-product-v1.srs").to_str().unwrap()).unwrap();
+    let c: Vec<cuzk_seal_proof> = seals
+        .iter()
+        .map(|(c1, p)| cuzk_seal_proof { proof: p.as_ptr(), proof_len: p.len(), comm_r: c1.comm_r, seed: c1.seed })
+        .collect();
+    // SAFETY: a cuzk_error is plain data; all zeros is a valid one.
+    let mut err: cuzk_error = unsafe { std::mem::zeroed() };
+    let msg = |e: &cuzk_error| unsafe { std::ffi::CStr::from_ptr(e.message.as_ptr()) }.to_string_lossy().into_owned();
+    unsafe {
+        let (mut n, mut len) = (0usize, 0usize);
+        assert_eq!(
+            cuzk_aggregate_len(rp.as_ptr(), c.len(), &mut n, &mut len, &mut err),
+            cuzk_status::CUZK_OK,
+            "{}",
+            msg(&err)
+        );
+        let mut srs = std::ptr::null_mut();
+        assert_eq!(
+            cuzk_agg_srs_load(path.as_ptr(), n as u32, &mut srs, &mut err),
+            cuzk_status::CUZK_OK,
+            "{}",
+            msg(&err)
+        );
+        let mut out = vec![0u8; len];
+        let mut written = 0;
+        let st = cuzk_aggregate(
+            srs,
+            rp.as_ptr(),
+            c.as_ptr(),
+            c.len(),
+            version,
+            out.as_mut_ptr(),
+            len,
+            &mut written,
+            &mut err,
+        );
+        assert_eq!(st, cuzk_status::CUZK_OK, "{}", msg(&err));
+        assert_eq!(written, len);
+        cuzk_agg_srs_free(srs);
+        out
+    }
+}
+
+/// filecoin-proofs' aggregate of the same seals, and its verdict on `aggregate`.
+fn filecoin_aggregate(
+    seals: &[(SealedC1, SealCommitPhase1Output, Vec<u8>)],
+    agg: RegisteredAggregationProof,
+) -> Vec<u8> {
+    let rp = seals[0].1.registered_proof;
+    let outputs: Vec<SealCommitPhase2Output> =
+        seals.iter().map(|s| SealCommitPhase2Output { proof: s.2.clone() }).collect();
+    let comm_rs: Vec<[u8; 32]> = seals.iter().map(|s| s.1.comm_r).collect();
+    let seeds: Vec<[u8; 32]> = seals.iter().map(|s| s.1.seed).collect();
+    seal::aggregate_seal_commit_proofs(rp, agg, &comm_rs, &seeds, &outputs).unwrap()
+}
+
+fn filecoin_verifies(
+    seals: &[(SealedC1, SealCommitPhase1Output, Vec<u8>)],
+    agg: RegisteredAggregationProof,
+    aggregate: Vec<u8>,
+) -> bool {
+    let rp = seals[0].1.registered_proof;
+    let comm_rs: Vec<[u8; 32]> = seals.iter().map(|s| s.1.comm_r).collect();
+    let seeds: Vec<[u8; 32]> = seals.iter().map(|s| s.1.seed).collect();
+    let mut inputs = Vec::new();
+    for (sealed, c1, _) in seals {
+        inputs.extend(
+            seal::get_seal_inputs(rp, c1.comm_r, c1.comm_d, sealed.prover_id, sealed.sector_id, c1.ticket, c1.seed)
+                .unwrap(),
+        );
+    }
+    matches!(seal::verify_aggregate_seal_commit_proofs(rp, agg, aggregate, &comm_rs, &seeds, inputs), Ok(true))
+}
+
+#[test]
+fn aggregates_are_filecoin_proofs_own_and_verify() {
+    use cuzk::ffi::cuzk_snarkpack_version::*;
+    let with_c1 = |(c1, proof): (SealedC1, Vec<u8>)| {
+        let parsed: SealCommitPhase1Output = serde_json::from_slice(&c1.bytes).unwrap();
+        (c1, parsed, proof)
+    };
+    let ni = with_c1(non_interactive().clone());
+    let interactive: Vec<_> = (10..12)
+        .map(|seed| {
+            let c1 = porep::make_c1(PorepSize::KiB2, SealVariant::Interactive, scratch(), seed).unwrap();
+            let proof = prove(&c1.bytes).unwrap();
+            with_c1((c1, proof))
+        })
+        .collect();
+    let cases = [
+        // FIP-0092: several NonInteractivePoRep seals in one aggregate (here one sealed twice).
+        (vec![ni.clone(), ni], vec![(CUZK_SNARKPACK_V2, RegisteredAggregationProof::SnarkPackV2)]),
+        (
+            interactive,
+            vec![
+                (CUZK_SNARKPACK_V1, RegisteredAggregationProof::SnarkPackV1),
+                (CUZK_SNARKPACK_V2, RegisteredAggregationProof::SnarkPackV2),
+            ],
+        ),
+    ];
+    for (seals, versions) in cases {
+        let rp = seals[0].1.registered_proof;
+        let pairs: Vec<(SealCommitPhase1Output, Vec<u8>)> = seals.iter().map(|s| (s.1.clone(), s.2.clone())).collect();
+        for (ours, theirs) in versions {
+            let aggregate = cuzk_aggregate(&pairs, ours as u32);
+            assert!(aggregate == filecoin_aggregate(&seals, theirs), "{rp:?} {theirs:?}: filecoin-proofs' bytes");
+            assert!(filecoin_verifies(&seals, theirs, aggregate), "{rp:?} {theirs:?}: verifies");
+        }
+        // Another (valid) proof in the first partition's place makes an aggregate that is refused.
+        let mut changed = pairs.clone();
+        let other = pairs[0].1[PROOF_BYTES..]
+            .first_chunk::<PROOF_BYTES>()
+            .copied()
+            .unwrap_or_else(|| pairs[1].1[..PROOF_BYTES].try_into().unwrap());
+        changed[0].1[..PROOF_BYTES].copy_from_slice(&other);
+        let bad = cuzk_aggregate(&changed, CUZK_SNARKPACK_V2 as u32);
+        assert!(!filecoin_verifies(&seals, RegisteredAggregationProof::SnarkPackV2, bad), "{rp:?}: a changed proof");
     }
 }

@@ -544,7 +544,7 @@ type Proof []byte
 // Timings are seconds per stage of one proof (summed over PoRep partitions).
 type Timings = ccuzk.Timings
 
-// MaxCallsInC bounds the throughput Prove calls in the library at once, in
+// MaxCallsInC bounds the throughput Prove (and Aggregate) calls in the library at once, in
 // this process: a call holds an OS thread while it waits in C for memory
 // budget or a device, and a Go program dies at 10,000 threads
 // (runtime/debug.SetMaxThreads). Calls beyond it wait in Go, as parked

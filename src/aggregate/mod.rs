@@ -75,11 +75,17 @@ pub fn aggregate(srs: &AggregationSrs, include: &[u8], proofs: &[Proof<Bls12>], 
     let r = Transcript::new("random-r").write(&hcom).write(include).challenge();
     let r_pow = powers(&r, n);
     let r_inv: Vec<Scalar> = r_pow.iter().map(|x| x.invert().unwrap()).collect();
-    let b_r = scale(&b, &r_pow);
-    let (ip_ab, agg_c) = rayon::join(|| pairing_product(&[(&a, &b_r)]), || msm_g1(&c, &r_pow));
+    // B^(rⁱ) and their product with A; the sum of C; the w key rescaled by r⁻ⁱ, so that
+    // com_ab commits to B^(rⁱ) under it.
+    let ((b_r, ip_ab), (agg_c, w_r)) = rayon::join(
+        || {
+            let b_r = scale(&b, &r_pow);
+            let ip_ab = pairing_product(&[(&a, &b_r)]);
+            (b_r, ip_ab)
+        },
+        || rayon::join(|| msm_g1(&c, &r_pow), || rayon::join(|| scale(w.0, &r_inv), || scale(w.1, &r_inv))),
+    );
     drop(b);
-    // The w key rescaled by r⁻ⁱ, so that com_ab commits to B^(rⁱ) under it.
-    let w_r = (scale(w.0, &r_inv), scale(w.1, &r_inv));
 
     // 3. GIPA.
     let g =
@@ -165,6 +171,28 @@ struct Folds {
     w: (Vec<G1Affine>, Vec<G1Affine>),
 }
 
+impl Folds {
+    /// Each vector and key folded in half: A, C and w by `x`, B, v and the powers of r by
+    /// `x⁻¹` (all at once: the later rounds are too short to fill the pool one at a time).
+    fn fold(&self, x: &Scalar, x_inv: &Scalar) -> Folds {
+        let (((a, c), (b, r)), (v, w)) = rayon::join(
+            || {
+                rayon::join(
+                    || rayon::join(|| fold(&self.a, x), || fold(&self.c, x)),
+                    || rayon::join(|| fold(&self.b, x_inv), || fold_scalars(&self.r, x_inv)),
+                )
+            },
+            || {
+                rayon::join(
+                    || rayon::join(|| fold(&self.v.0, x_inv), || fold(&self.v.1, x_inv)),
+                    || rayon::join(|| fold(&self.w.0, x), || fold(&self.w.1, x)),
+                )
+            },
+        );
+        Folds { a, b, c, r, v, w }
+    }
+}
+
 /// One GIPA round's cross commitments (left, right).
 struct Round {
     ab: (Com, Com),
@@ -233,14 +261,7 @@ fn gipa(mut f: Folds, hcom: &Scalar, ip_ab: &Gt, agg_c: &G1Projective, version: 
                 .challenge();
         }
         let x = c_inv.invert().unwrap();
-        f = Folds {
-            a: fold(&f.a, &x),
-            b: fold(&f.b, &c_inv),
-            c: fold(&f.c, &x),
-            r: fold_scalars(&f.r, &c_inv),
-            v: (fold(&f.v.0, &c_inv), fold(&f.v.1, &c_inv)),
-            w: (fold(&f.w.0, &x), fold(&f.w.1, &x)),
-        };
+        f = f.fold(&x, &c_inv);
         rounds.push(round);
         challenges.push(x);
         challenges_inv.push(c_inv);

@@ -6,12 +6,15 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::SystemTime;
 
 use blstrs::{G1Affine, G2Affine};
 use group::GroupEncoding;
 use rayon::prelude::*;
 
+use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
 
 /// The longest vector the file format allows (bellperson's `MAX_SRS_SIZE`).
@@ -28,6 +31,32 @@ pub struct AggregationSrs {
     /// `h^αⁱ`, `h^βⁱ` for `i < max_proofs`.
     pub(super) h_alpha: Vec<G2Affine>,
     pub(super) h_beta: Vec<G2Affine>,
+    /// The points' bytes, counted as SRS in `mem::stats` while this is alive.
+    _tracked: Tracked,
+}
+
+/// What identifies a loaded prefix: the file (canonical path, size, modification time: a
+/// file changed on disk is read afresh) and the proofs it was read for.
+type Key = (PathBuf, u64, Option<SystemTime>, usize);
+
+/// The prefixes loaded and still held by someone.
+static LOADED: Mutex<Vec<(Key, Weak<AggregationSrs>)>> = Mutex::new(Vec::new());
+
+/// The SRS prefix of `path` for `max_proofs`, shared with every other holder of the same one:
+/// read once, kept while someone holds it (as [`AggregationSrs::load`] otherwise).
+pub fn load_shared(path: &Path, max_proofs: usize) -> Result<Arc<AggregationSrs>> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+    let meta = std::fs::metadata(&canonical).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+    let key = (canonical, meta.len(), meta.modified().ok(), max_proofs);
+    // Held while loading, so that two callers of one file read it once.
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    loaded.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(srs) = loaded.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+        return Ok(srs);
+    }
+    let srs = Arc::new(AggregationSrs::load(&key.0, max_proofs)?);
+    loaded.push((key, Arc::downgrade(&srs)));
+    Ok(srs)
 }
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
@@ -89,12 +118,15 @@ impl AggregationSrs {
                 counts
             )));
         }
+        let bytes = 2 * (g_len * std::mem::size_of::<G1Affine>() + h_len * std::mem::size_of::<G2Affine>());
+        crate::mem::check_room(&format!("the aggregation SRS of {}", path.display()), bytes as u64)?;
         Ok(AggregationSrs {
             max_proofs,
             g_alpha: read_points(&file, path, starts[0], g_len)?,
             g_beta: read_points(&file, path, starts[1], g_len)?,
             h_alpha: read_points(&file, path, starts[2], h_len)?,
             h_beta: read_points(&file, path, starts[3], h_len)?,
+            _tracked: Tracked::new(Owner::Srs, bytes),
         })
     }
 
@@ -104,8 +136,49 @@ impl AggregationSrs {
     }
 
     /// Bytes of points held.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of::<G1Affine>() * (self.g_alpha.len() + self.g_beta.len())
-            + std::mem::size_of::<G2Affine>() * (self.h_alpha.len() + self.h_beta.len())
+    pub fn bytes(&self) -> u64 {
+        self._tracked.bytes()
     }
+}
+
+/// `g·xⁱ` for `i < n`, affine.
+fn powers_of<C>(g: C, x: &blstrs::Scalar, n: usize) -> Vec<C::AffineRepr>
+where
+    C: group::Curve + std::ops::Mul<blstrs::Scalar, Output = C> + Send + Sync,
+    C::AffineRepr: Send + Default + Copy,
+{
+    let points: Vec<C> = super::ops::powers(x, n).into_par_iter().map(|s| g * s).collect();
+    let mut out = vec![C::AffineRepr::default(); n];
+    C::batch_normalize(&points, &mut out);
+    out
+}
+
+/// Writes to `path` (atomically) an aggregation SRS for up to `max_proofs` proofs, in
+/// bellperson's layout with `2·max_proofs` powers of each secret in each group (what
+/// `setup_fake_srs(rng, max_proofs)` makes), from secrets derived from `seed`. For tests and
+/// demos only: whoever knows the seed can forge aggregates.
+pub fn generate(path: &Path, max_proofs: usize, seed: u64) -> Result<()> {
+    use blstrs::{G1Projective, G2Projective, Scalar};
+    use ff::Field;
+    use group::Group;
+    use rand_chacha::rand_core::SeedableRng;
+    if !(2..=MAX_PROOFS).contains(&max_proofs) || !max_proofs.is_power_of_two() {
+        return Err(Error::InvalidInput(format!("max_proofs {max_proofs}: a power of two from 2 to {MAX_PROOFS}")));
+    }
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let (alpha, beta) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let n = 2 * max_proofs;
+    let mut bytes = Vec::with_capacity(4 * 4 + n * 2 * (48 + 96));
+    for g1 in [powers_of(G1Projective::generator(), &alpha, n), powers_of(G1Projective::generator(), &beta, n)] {
+        bytes.extend_from_slice(&(n as u32).to_be_bytes());
+        g1.iter().for_each(|p| bytes.extend_from_slice(p.to_bytes().as_ref()));
+    }
+    for g2 in [powers_of(G2Projective::generator(), &alpha, n), powers_of(G2Projective::generator(), &beta, n)] {
+        bytes.extend_from_slice(&(n as u32).to_be_bytes());
+        g2.iter().for_each(|p| bytes.extend_from_slice(p.to_bytes().as_ref()));
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let io = |e: std::io::Error| Error::Io(format!("writing {}: {e}", path.display()));
+    std::fs::write(&tmp, &bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
 }

@@ -67,6 +67,29 @@ fn aggregates_as_bellperson_does() {
 }
 
 #[test]
+fn a_generated_srs_has_bellpersons_structure() {
+    // Its powers pair up across the groups: e(g^αⁱ⁺¹, h) = e(g^αⁱ, h^α), the check a KZG
+    // opening relies on; and an aggregate made with it is bellperson's with the same SRS.
+    let path = std::env::temp_dir().join(format!("cuzk-aggregate-{}", std::process::id())).join("generated.srs");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    srs::generate(&path, 4, 11).unwrap();
+    let ours = AggregationSrs::load(&path, 4).unwrap();
+    let (g, h) = (&ours.g_alpha, &ours.h_alpha);
+    for i in 0..3 {
+        assert_eq!(
+            ops::pairing_product(&[(&g[i + 1..i + 2], &h[..1])]),
+            ops::pairing_product(&[(&g[i..i + 1], &h[1..2])])
+        );
+    }
+    let generic = GenericSRS::<Bls12>::read(&mut std::fs::File::open(&path).unwrap()).unwrap();
+    let proofs = random_proofs(4, 12);
+    assert!(
+        aggregate(&ours, b"g", &proofs, Version::V1).unwrap()
+            == bellperson_bytes(&generic, b"g", &proofs, AggregateVersion::V1)
+    );
+}
+
+#[test]
 fn refuses_what_it_cannot_aggregate() {
     let path = write_srs(&fake_srs(4, 8), "small.srs");
     let srs = AggregationSrs::load(&path, 4).unwrap();

@@ -11,7 +11,7 @@
 //!   `CUZK_PANIC`, never unwinds into the host;
 //! - every pointer is checked (NULL → `CUZK_NULL_ARGUMENT`), `(NULL, 0)` is an
 //!   empty slice, and no host pointer is kept after a call returns;
-//! - handles ([`cuzk_pce`], [`cuzk_params`], [`cuzk_engine`], [`cuzk_cancel`]) are tokens
+//! - handles ([`cuzk_pce`], [`cuzk_params`], [`cuzk_engine`], [`cuzk_cancel`], [`cuzk_agg_srs`]) are tokens
 //!   looked up in a table per type (`handles.rs`), each holding an `Arc` to a shared
 //!   instance: a freed, foreign or forged handle is `CUZK_INVALID_HANDLE`, a call holds what
 //!   it uses until it returns, and `*_free` of NULL or of a freed handle is a no-op.
@@ -24,6 +24,7 @@
 
 #[macro_use]
 mod boundary;
+mod aggregate;
 mod circuit;
 mod engine;
 mod handles;
@@ -37,6 +38,7 @@ mod tests;
 
 use std::ffi::c_char;
 
+pub use aggregate::*;
 pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, cuzk_request_proof_len, CUZK_MAX_SYNTHETIC_SIZE};
 pub use engine::*;
 pub use mem::*;

@@ -43,7 +43,7 @@ pub struct cuzk_params {
 pub(crate) static HANDLES: Handles<cuzk_params> = Handles::new();
 
 /// `CUZK_FILE_NOT_FOUND` for a missing file, distinct from the other I/O errors.
-fn exists(path: &Path) -> FfiResult<()> {
+pub(super) fn exists(path: &Path) -> FfiResult<()> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(Failure::new(CUZK_FILE_NOT_FOUND, format!("{}: no such file", path.display())))

@@ -560,3 +560,159 @@ fn an_extraction_too_large_for_the_machine_is_refused_at_once() {
     assert!(message(&e).contains("GiB"), "{}", message(&e));
     assert!(out.is_null() && start.elapsed().as_secs() < 10);
 }
+
+/// An aggregation SRS for up to `size` proofs, written where the test can load it.
+fn agg_srs_file(size: usize) -> PathBuf {
+    use rand_chacha::rand_core::SeedableRng;
+    let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(
+        &mut rand_chacha::ChaCha20Rng::seed_from_u64(3),
+        size,
+    );
+    let path = tmp_dir("agg").join(format!("fake-{size}.srs"));
+    srs.write(&mut std::fs::File::create(&path).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn aggregation_srs_loads_are_checked_and_shared() {
+    let path = cpath(&agg_srs_file(4));
+    let mut err = new_err();
+    let mut srs = null_mut();
+    // SAFETY (every call below): pointers are NULL or to live locals; handles are the library's.
+    unsafe {
+        assert_eq!(cuzk_agg_srs_load(null(), 2, &mut srs, &mut *err), CUZK_NULL_ARGUMENT);
+        assert_eq!(cuzk_agg_srs_load(path.as_ptr(), 2, null_mut(), &mut *err), CUZK_NULL_ARGUMENT);
+        for bad in [0, 3, 8, u32::MAX] {
+            assert_eq!(cuzk_agg_srs_load(path.as_ptr(), bad, &mut srs, &mut *err), CUZK_INVALID_ARGUMENT, "{bad}");
+        }
+        let missing = cpath(&tmp_dir("agg").join("missing.srs"));
+        assert_eq!(cuzk_agg_srs_load(missing.as_ptr(), 2, &mut srs, &mut *err), CUZK_FILE_NOT_FOUND);
+        let junk = tmp_dir("agg").join("junk.srs");
+        std::fs::write(&junk, [0u8; 100]).unwrap();
+        assert_eq!(cuzk_agg_srs_load(cpath(&junk).as_ptr(), 2, &mut srs, &mut *err), CUZK_BAD_PARAMS_FILE);
+        assert!(srs.is_null(), "untouched on failure");
+        let (mut a, mut b) = (null_mut(), null_mut());
+        assert_eq!(cuzk_agg_srs_load(path.as_ptr(), 4, &mut a, &mut *err), CUZK_OK, "{}", message(&err));
+        let held = crate::mem::stats().srs_bytes;
+        assert_eq!(cuzk_agg_srs_load(path.as_ptr(), 4, &mut b, &mut *err), CUZK_OK);
+        assert_eq!(crate::mem::stats().srs_bytes, held, "a second load shares the first");
+        assert_ne!(a, b);
+        cuzk_agg_srs_free(a);
+        cuzk_agg_srs_free(a);
+        cuzk_agg_srs_free(b);
+        cuzk_agg_srs_free(null_mut());
+    }
+}
+
+#[cfg(feature = "porep")]
+#[test]
+fn aggregation_refuses_bad_input_and_writes_nothing() {
+    use blstrs::{G1Projective, G2Projective};
+    use group::{Curve, Group, GroupEncoding};
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+    // Valid points standing in for 2 KiB interactive seal proofs (one partition each).
+    let proof = |rng: &mut rand_chacha::ChaCha20Rng| -> Vec<u8> {
+        [
+            G1Projective::random(&mut *rng).to_affine().to_bytes().as_ref(),
+            G2Projective::random(&mut *rng).to_affine().to_bytes().as_ref(),
+            G1Projective::random(&mut *rng).to_affine().to_bytes().as_ref(),
+        ]
+        .concat()
+    };
+    let proofs: Vec<Vec<u8>> = (0..3).map(|_| proof(&mut rng)).collect();
+    let seal = |p: &Vec<u8>| cuzk_seal_proof { proof: p.as_ptr(), proof_len: p.len(), comm_r: [1; 32], seed: [2; 32] };
+    let seals: Vec<cuzk_seal_proof> = proofs.iter().map(seal).collect();
+    let rp = c"StackedDrg2KiBV1_1";
+    let ni = c"StackedDrg2KiBV1_2_Feat_NonInteractivePoRep";
+    let path = cpath(&agg_srs_file(4));
+    let mut err = new_err();
+    let v2 = cuzk_snarkpack_version::CUZK_SNARKPACK_V2 as u32;
+    // SAFETY (every call below): pointers are NULL or to live locals; handles are the library's.
+    unsafe {
+        let (mut n, mut len) = (0usize, 0usize);
+        assert_eq!(cuzk_aggregate_len(rp.as_ptr(), 3, &mut n, &mut len, &mut *err), CUZK_OK);
+        assert_eq!((n, len), (4, crate::aggregate::aggregate_len(4)));
+        assert_eq!(cuzk_aggregate_len(ni.as_ptr(), 2, &mut n, null_mut(), &mut *err), CUZK_OK);
+        assert_eq!(n, 32, "13 partitions each, padded");
+        assert_eq!(
+            cuzk_aggregate_len(c"StackedDrg2KiBV9".as_ptr(), 1, &mut n, null_mut(), &mut *err),
+            CUZK_INVALID_ARGUMENT
+        );
+        assert_eq!(cuzk_aggregate_len(rp.as_ptr(), 0, &mut n, null_mut(), &mut *err), CUZK_INVALID_ARGUMENT);
+        assert_eq!(cuzk_aggregate_len(null(), 1, &mut n, null_mut(), &mut *err), CUZK_NULL_ARGUMENT);
+
+        let (mut srs, mut small) = (null_mut(), null_mut());
+        assert_eq!(cuzk_agg_srs_load(path.as_ptr(), 4, &mut srs, &mut *err), CUZK_OK);
+        assert_eq!(cuzk_agg_srs_load(path.as_ptr(), 2, &mut small, &mut *err), CUZK_OK);
+        let mut out = vec![0xAAu8; 1 << 20];
+        let mut written = 0usize;
+        let mut call = |srs: *const cuzk_agg_srs, rp: &CStr, seals: &[cuzk_seal_proof], version: u32, cap: usize| {
+            written = 7;
+            let st = cuzk_aggregate(
+                srs,
+                rp.as_ptr(),
+                seals.as_ptr(),
+                seals.len(),
+                version,
+                out.as_mut_ptr(),
+                cap,
+                &mut written,
+                &mut *err,
+            );
+            (st, written)
+        };
+        assert_eq!(call(srs, rp, &seals, 0, len).0, CUZK_INVALID_ARGUMENT);
+        assert_eq!(call(srs, rp, &seals, 3, len).0, CUZK_INVALID_ARGUMENT);
+        assert_eq!(call(srs, rp, &seals, v2, len - 1), (CUZK_BUFFER_TOO_SMALL, len));
+        assert_eq!(call(small, rp, &seals, v2, len).0, CUZK_INVALID_ARGUMENT, "an SRS for 2 proofs, 4 to make");
+        assert_eq!(call(srs, ni, &seals, v2, 1 << 20).0, CUZK_INVALID_ARGUMENT, "13 partitions' bytes expected");
+        let junk = vec![0xffu8; 192];
+        assert_eq!(call(srs, rp, &[seal(&junk)], v2, len).0, CUZK_MALFORMED_PROOF);
+        let short = proofs[0][..191].to_vec();
+        assert_eq!(call(srs, rp, &[seal(&short)], v2, len).0, CUZK_INVALID_ARGUMENT);
+        let nulled = cuzk_seal_proof { proof: null(), ..seals[0] };
+        assert_eq!(call(srs, rp, &[nulled], v2, len).0, CUZK_NULL_ARGUMENT);
+        let ni_proof: Vec<u8> = (0..13).flat_map(|_| proofs[0].clone()).collect();
+        let many = vec![seal(&ni_proof); 66];
+        assert_eq!(call(srs, ni, &many, v2, 1 << 20).0, CUZK_INVALID_ARGUMENT, "FIP-0092: at most 65");
+        assert!(out.iter().all(|b| *b == 0xAA), "nothing written on failure");
+        assert_eq!(
+            cuzk_aggregate(srs, rp.as_ptr(), null(), 1, v2, out.as_mut_ptr(), len, &mut written, &mut *err),
+            CUZK_NULL_ARGUMENT
+        );
+
+        let mut call = |srs: *const cuzk_agg_srs, out: &mut Vec<u8>| {
+            let mut written = 0usize;
+            let st = cuzk_aggregate(
+                srs,
+                rp.as_ptr(),
+                seals.as_ptr(),
+                3,
+                v2,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut written,
+                &mut *err,
+            );
+            out.truncate(written);
+            st
+        };
+        assert_eq!(call(srs, &mut out), CUZK_OK);
+        let (written, ours) = (out.len(), out.clone());
+        let direct = crate::aggregate::seal::aggregate_seals(
+            &crate::aggregate::srs::load_shared(std::path::Path::new(path.to_str().unwrap()), 4).unwrap(),
+            crate::aggregate::seal::registered_proof("StackedDrg2KiBV1_1").unwrap(),
+            &proofs
+                .iter()
+                .map(|p| crate::aggregate::seal::SealProof { comm_r: [1; 32], seed: [2; 32], proof: p })
+                .collect::<Vec<_>>(),
+            crate::aggregate::Version::V2,
+        )
+        .unwrap();
+        assert_eq!((written, ours), (len, direct));
+        cuzk_agg_srs_free(srs);
+        cuzk_agg_srs_free(small);
+        assert_eq!(call(srs, &mut vec![0u8; len]), CUZK_INVALID_HANDLE);
+    }
+}

@@ -56,6 +56,9 @@ type Engine struct{ p *C.struct_cuzk_engine }
 // Cancel is a cuzk_cancel handle (Rust-owned memory).
 type Cancel struct{ p *C.struct_cuzk_cancel }
 
+// AggSrs is a cuzk_agg_srs handle (Rust-owned memory).
+type AggSrs struct{ p *C.struct_cuzk_agg_srs }
+
 // IsNil reports whether the handle is empty.
 func (h Pce) IsNil() bool { return h.p == nil }
 
@@ -145,6 +148,8 @@ const (
 	ParamsLoadChecked           = uint32(C.CUZK_PARAMS_LOAD_CHECKED)
 	ParamsLoadNoCache           = uint32(C.CUZK_PARAMS_LOAD_NO_CACHE)
 	ParamsLoadBackground        = uint32(C.CUZK_PARAMS_LOAD_BACKGROUND)
+	SnarkPackV1                 = uint32(C.CUZK_SNARKPACK_V1)
+	SnarkPackV2                 = uint32(C.CUZK_SNARKPACK_V2)
 	Version                     = C.CUZK_VERSION
 )
 
@@ -482,4 +487,96 @@ func CudaDeviceCount() (uint32, Status, string) {
 	var e C.struct_cuzk_error
 	s := C.cuzk_cuda_device_count(&n, &e)
 	return uint32(n), Status(s), detail(&e)
+}
+
+// AggSrsLoad is cuzk_agg_srs_load.
+func AggSrsLoad(path string, maxProofs uint32) (AggSrs, Status, string) {
+	if s, m, bad := nulIn(path); bad {
+		return AggSrs{}, s, m
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.struct_cuzk_agg_srs
+	var e C.struct_cuzk_error
+	s := C.cuzk_agg_srs_load(cpath, C.uint32_t(maxProofs), &out, &e)
+	return AggSrs{out}, Status(s), detail(&e)
+}
+
+// AggSrsGenerate is cuzk_agg_srs_generate.
+func AggSrsGenerate(path string, maxProofs uint32, seed uint64) (AggSrs, Status, string) {
+	if s, m, bad := nulIn(path); bad {
+		return AggSrs{}, s, m
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.struct_cuzk_agg_srs
+	var e C.struct_cuzk_error
+	s := C.cuzk_agg_srs_generate(cpath, C.uint32_t(maxProofs), C.uint64_t(seed), &out, &e)
+	return AggSrs{out}, Status(s), detail(&e)
+}
+
+// AggSrsFree is cuzk_agg_srs_free.
+func AggSrsFree(h AggSrs) { C.cuzk_agg_srs_free(h.p) }
+
+// SealProof mirrors struct cuzk_seal_proof.
+type SealProof struct {
+	Proof []byte
+	CommR [32]byte
+	Seed  [32]byte
+}
+
+// AggregateLen is cuzk_aggregate_len.
+func AggregateLen(registeredProof string, seals int) (proofs, bytes int, s Status, msg string) {
+	if s, m, bad := nulIn(registeredProof); bad {
+		return 0, 0, s, m
+	}
+	rp := C.CString(registeredProof)
+	defer C.free(unsafe.Pointer(rp))
+	var p, b C.size_t
+	var e C.struct_cuzk_error
+	st := C.cuzk_aggregate_len(rp, C.size_t(seals), &p, &b, &e)
+	return int(p), int(b), Status(st), detail(&e)
+}
+
+// Aggregate is cuzk_aggregate; the aggregate goes into out (borrowed for the
+// call). The seals and their proofs are copied into C memory for the call (a
+// struct holding Go pointers may not be passed to C).
+func Aggregate(srs AggSrs, registeredProof string, seals []SealProof, version uint32, out []byte) (int, Status, string) {
+	if s, m, bad := nulIn(registeredProof); bad {
+		return 0, s, m
+	}
+	rp := C.CString(registeredProof)
+	defer C.free(unsafe.Pointer(rp))
+	var cseals *C.struct_cuzk_seal_proof
+	if len(seals) > 0 {
+		total := 0
+		for _, s := range seals {
+			total += len(s.Proof)
+		}
+		bytes := (*C.uint8_t)(C.malloc(C.size_t(total + 1)))
+		defer C.free(unsafe.Pointer(bytes))
+		cseals = (*C.struct_cuzk_seal_proof)(C.malloc(C.size_t(len(seals)) * C.sizeof_struct_cuzk_seal_proof))
+		defer C.free(unsafe.Pointer(cseals))
+		all := unsafe.Slice(bytes, total+1)
+		list := unsafe.Slice(cseals, len(seals))
+		at := 0
+		for i, s := range seals {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&all[at])), len(s.Proof)), s.Proof)
+			list[i].proof = &all[at]
+			list[i].proof_len = C.size_t(len(s.Proof))
+			for j := 0; j < 32; j++ {
+				list[i].comm_r[j] = C.uint8_t(s.CommR[j])
+				list[i].seed[j] = C.uint8_t(s.Seed[j])
+			}
+			at += len(s.Proof)
+		}
+	}
+	var outPtr *C.uint8_t
+	if len(out) > 0 {
+		outPtr = (*C.uint8_t)(unsafe.Pointer(&out[0]))
+	}
+	var n C.size_t
+	var e C.struct_cuzk_error
+	s := C.cuzk_aggregate(srs.p, rp, cseals, C.size_t(len(seals)), C.uint32_t(version), outPtr, C.size_t(len(out)), &n, &e)
+	return int(n), Status(s), detail(&e)
 }

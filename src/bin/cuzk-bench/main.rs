@@ -1,6 +1,7 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
 //! for machines (keys documented in the README).
 
+mod aggregate;
 mod extract;
 mod fixture;
 mod gpu_check;
@@ -97,6 +98,8 @@ enum Command {
     C1(fixture::C1Opts),
     /// Makes a real request input of a PoRep or PoSt circuit (a sector sealed here).
     Fixture(fixture::Opts),
+    /// SnarkPack aggregation of N proofs by cuzk and by bellperson, same inputs, one run.
+    Aggregate(aggregate::Opts),
     /// Thousands of verified proofs through the C ABI with cancels, unloads and trims: RSS,
     /// VRAM, threads and file descriptors must stay flat.
     Soak(soak::Opts),
@@ -123,6 +126,7 @@ fn main() {
         Command::C1(o) => fixture::run_c1(o),
         Command::Fixture(o) => fixture::run(o),
         Command::Soak(o) => soak::run(o),
+        Command::Aggregate(o) => aggregate::run(o),
     };
     if let Err(e) = res {
         eprintln!("error: {e}");

@@ -109,6 +109,7 @@ pub fn make_c1(sector: PorepSize, variant: SealVariant, scratch_dir: &Path, seed
 }
 
 /// A C1 output made here, with what its verifier needs beside it.
+#[derive(Debug, Clone)]
 pub struct SealedC1 {
     /// The JSON bytes of the `SealCommitPhase1Output`: what `cuzk_prove` takes.
     pub bytes: Vec<u8>,
