@@ -74,7 +74,7 @@ pub fn aggregate(srs: &AggregationSrs, include: &[u8], proofs: &[Proof<Bls12>], 
     // 2. The random linear combination.
     let r = Transcript::new("random-r").write(&hcom).write(include).challenge();
     let r_pow = powers(&r, n);
-    let r_inv: Vec<Scalar> = r_pow.iter().map(|x| x.invert().unwrap()).collect();
+    let r_inv = powers(&r.invert().unwrap(), n);
     // B^(rⁱ) and their product with A; the sum of C; the w key rescaled by r⁻ⁱ, so that
     // com_ab commits to B^(rⁱ) under it.
     let ((b_r, ip_ab), (agg_c, w_r)) = rayon::join(

@@ -4,7 +4,11 @@
 //! the sectors' comm_r (and, but for NonInteractivePoRep, their seeds).
 
 use bellperson::groth16::Proof;
+use blstrs::{Bls12, G1Affine, G2Affine};
 use filecoin_proofs_api::RegisteredSealProof;
+use group::prime::PrimeCurveAffine;
+use group::GroupEncoding;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{aggregate, AggregationSrs, Version};
@@ -55,7 +59,6 @@ pub fn aggregate_seals(
         )));
     }
     let partitions = usize::from(rp.partitions());
-    let mut proofs = Vec::with_capacity(padded_count(rp, seals.len()));
     for (i, s) in seals.iter().enumerate() {
         if s.proof.len() != partitions * PROOF_BYTES {
             return Err(Error::InvalidInput(format!(
@@ -63,10 +66,14 @@ pub fn aggregate_seals(
                 s.proof.len()
             )));
         }
-        proofs.extend(
-            Proof::read_many(s.proof, partitions).map_err(|e| Error::MalformedProof(format!("seal proof {i}: {e}")))?,
-        );
     }
+    // Every partition's points decoded and checked on every core.
+    let mut proofs = seals
+        .par_iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.proof.par_chunks(PROOF_BYTES).enumerate().map(move |(k, p)| (i, k, p)))
+        .map(|(i, k, p)| decode(p).map_err(|e| Error::MalformedProof(format!("seal proof {i}, partition {k}: {e}"))))
+        .collect::<Result<Vec<_>>>()?;
     let last = proofs.last().expect("at least one partition").clone();
     proofs.resize(padded_count(rp, seals.len()), last);
     let mut h = Sha256::new();
@@ -77,4 +84,26 @@ pub fn aggregate_seals(
         h.update(s.comm_r);
     }
     aggregate(srs, &h.finalize(), &proofs, version)
+}
+
+/// A 192-byte Groth16 proof: compressed A, B, C, each on its curve, in its subgroup and not
+/// the identity (as bellperson's `Proof::read` requires).
+fn decode(bytes: &[u8]) -> std::result::Result<Proof<Bls12>, &'static str> {
+    fn point<A: GroupEncoding + PrimeCurveAffine>(bytes: &[u8]) -> std::result::Result<A, &'static str>
+    where
+        A::Repr: Default + AsMut<[u8]>,
+    {
+        let mut repr = A::Repr::default();
+        repr.as_mut().copy_from_slice(bytes);
+        let p: A = Option::from(A::from_bytes(&repr)).ok_or("not a point of its group")?;
+        match bool::from(p.is_identity()) {
+            true => Err("a point at infinity"),
+            false => Ok(p),
+        }
+    }
+    Ok(Proof {
+        a: point::<G1Affine>(&bytes[..48])?,
+        b: point::<G2Affine>(&bytes[48..144])?,
+        c: point::<G1Affine>(&bytes[144..])?,
+    })
 }

@@ -32,7 +32,7 @@ impl Transcript {
             self.0.update(counter.to_be_bytes());
             let mut repr: [u8; 32] = self.0.clone().finalize().into();
             repr[31] &= 0x7f;
-            if let Some(c) = Option::<Scalar>::from(Scalar::from_repr_vartime(repr)) {
+            if let Some(c) = Scalar::from_repr_vartime(repr) {
                 if c != Scalar::ONE && !bool::from(c.is_zero()) {
                     return c;
                 }
