@@ -201,6 +201,14 @@ struct Round {
     z_c: (G1Projective, G1Projective),
 }
 
+impl Round {
+    /// The round's terms into a transcript, as bellperson writes them (a tuple is its elements
+    /// one after the other): z_ab, z_c, then the left and right commitments to A, B and to C.
+    fn write_to(&self, t: Transcript) -> Transcript {
+        t.write(&self.z_ab).write(&self.z_c).write(&self.ab).write(&self.c)
+    }
+}
+
 /// GIPA's transcript and end: its rounds, challenges, the final (length-one) vectors and keys,
 /// and the challenge linking them to the openings (version 2).
 struct Gipa {
@@ -244,21 +252,7 @@ fn gipa(mut f: Folds, hcom: &Scalar, ip_ab: &Gt, agg_c: &G1Projective, version: 
         );
         let round = Round { ab, c, z_ab, z_c };
         if !rounds.is_empty() || version == Version::V2 {
-            c_inv = Transcript::new(&format!("gipa-{}", rounds.len()))
-                .write(&c_inv)
-                .write(&round.z_ab.0)
-                .write(&round.z_ab.1)
-                .write(&round.z_c.0)
-                .write(&round.z_c.1)
-                .write(&round.ab.0 .0)
-                .write(&round.ab.0 .1)
-                .write(&round.ab.1 .0)
-                .write(&round.ab.1 .1)
-                .write(&round.c.0 .0)
-                .write(&round.c.0 .1)
-                .write(&round.c.1 .0)
-                .write(&round.c.1 .1)
-                .challenge();
+            c_inv = round.write_to(Transcript::new(&format!("gipa-{}", rounds.len())).write(&c_inv)).challenge();
         }
         let x = c_inv.invert().unwrap();
         f = f.fold(&x, &c_inv);
@@ -267,24 +261,8 @@ fn gipa(mut f: Folds, hcom: &Scalar, ip_ab: &Gt, agg_c: &G1Projective, version: 
         challenges_inv.push(c_inv);
     }
     let last = rounds.last().expect("at least one round for two proofs");
-    let extra = Transcript::new("gipa-extra-link")
-        .write(challenges.last().unwrap())
-        .write(&f.a[0])
-        .write(&f.b[0])
-        .write(&f.c[0])
-        .write(&last.z_ab.0)
-        .write(&last.z_ab.1)
-        .write(&last.z_c.0)
-        .write(&last.z_c.1)
-        .write(&last.ab.0 .0)
-        .write(&last.ab.0 .1)
-        .write(&last.ab.1 .0)
-        .write(&last.ab.1 .1)
-        .write(&last.c.0 .0)
-        .write(&last.c.0 .1)
-        .write(&last.c.1 .0)
-        .write(&last.c.1 .1)
-        .challenge();
+    let extra = Transcript::new("gipa-extra-link").write(challenges.last().unwrap());
+    let extra = last.write_to(extra.write(&f.a[0]).write(&f.b[0]).write(&f.c[0])).challenge();
     Gipa {
         a: f.a[0],
         b: f.b[0],

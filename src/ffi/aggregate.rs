@@ -76,9 +76,7 @@ pub unsafe extern "C" fn cuzk_agg_srs_load(
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
         super::params::exists(&path)?;
-        let srs = load_shared(&path, max_proofs as usize)?;
-        out.write(HANDLES.insert(cuzk_agg_srs { srs }));
-        Ok(())
+        hand_out(out, &path, max_proofs)
     })
 }
 
@@ -103,10 +101,18 @@ pub unsafe extern "C" fn cuzk_agg_srs_generate(
         let path = arg_path(path, "path")?;
         let out = arg_out(out, "out")?;
         crate::aggregate::srs::generate(&path, max_proofs as usize, seed)?;
-        let srs = load_shared(&path, max_proofs as usize)?;
-        out.write(HANDLES.insert(cuzk_agg_srs { srs }));
-        Ok(())
+        hand_out(out, &path, max_proofs)
     })
+}
+
+/// Loads (or shares) the SRS prefix of `path` for `max_proofs` and writes a new handle to it.
+///
+/// # Safety
+/// `out` was checked by `arg_out`.
+unsafe fn hand_out(out: *mut *mut cuzk_agg_srs, path: &std::path::Path, max_proofs: u32) -> FfiResult<()> {
+    let srs = load_shared(path, max_proofs as usize)?;
+    out.write(HANDLES.insert(cuzk_agg_srs { srs }));
+    Ok(())
 }
 
 /// Frees a handle from `cuzk_agg_srs_load` or `cuzk_agg_srs_generate`; the points go with the last handle to them. NULL,
