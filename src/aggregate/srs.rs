@@ -32,7 +32,7 @@ pub struct AggregationSrs {
     pub(super) h_alpha: Vec<G2Affine>,
     pub(super) h_beta: Vec<G2Affine>,
     /// The points' bytes, counted as SRS in `mem::stats` while this is alive.
-    _tracked: Tracked,
+    tracked: Tracked,
 }
 
 /// What identifies a loaded prefix: the file (canonical path, size, modification time: a
@@ -126,7 +126,7 @@ impl AggregationSrs {
             g_beta: read_points(&file, path, starts[1], g_len)?,
             h_alpha: read_points(&file, path, starts[2], h_len)?,
             h_beta: read_points(&file, path, starts[3], h_len)?,
-            _tracked: Tracked::new(Owner::Srs, bytes),
+            tracked: Tracked::new(Owner::Srs, bytes),
         })
     }
 
@@ -137,7 +137,7 @@ impl AggregationSrs {
 
     /// Bytes of points held.
     pub fn bytes(&self) -> u64 {
-        self._tracked.bytes()
+        self.tracked.bytes()
     }
 }
 
