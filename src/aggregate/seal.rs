@@ -11,6 +11,7 @@ use group::GroupEncoding;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use super::srs::decode_point;
 use super::{aggregate, AggregationSrs, Version};
 use crate::circuits::porep::{PorepSize, SealVariant};
 use crate::groth16::PROOF_BYTES;
@@ -93,9 +94,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<Proof<Bls12>, &'static str> {
     where
         A::Repr: Default + AsMut<[u8]>,
     {
-        let mut repr = A::Repr::default();
-        repr.as_mut().copy_from_slice(bytes);
-        let p: A = Option::from(A::from_bytes(&repr)).ok_or("not a point of its group")?;
+        let p: A = decode_point(bytes).ok_or("not a point of its group")?;
         match bool::from(p.is_identity()) {
             true => Err("a point at infinity"),
             false => Ok(p),

@@ -63,6 +63,16 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::BadParamsFile(format!("{}: {what}", path.display()))
 }
 
+/// A compressed point, if it is one of its group (on the curve, in the subgroup).
+pub(super) fn decode_point<A: GroupEncoding>(bytes: &[u8]) -> Option<A>
+where
+    A::Repr: Default + AsMut<[u8]>,
+{
+    let mut repr = A::Repr::default();
+    repr.as_mut().copy_from_slice(bytes);
+    A::from_bytes(&repr).into()
+}
+
 /// `count` points of `len` bytes each at `offset`, decoded in parallel.
 fn read_points<A: GroupEncoding + Send>(file: &File, path: &Path, offset: u64, count: usize) -> Result<Vec<A>>
 where
@@ -74,12 +84,7 @@ where
     bytes
         .par_chunks(len)
         .enumerate()
-        .map(|(i, b)| {
-            let mut repr = A::Repr::default();
-            repr.as_mut().copy_from_slice(b);
-            Option::from(A::from_bytes(&repr))
-                .ok_or_else(|| bad(path, format!("point {i} at {offset} is not a valid point")))
-        })
+        .map(|(i, b)| decode_point(b).ok_or_else(|| bad(path, format!("point {i} at {offset} is not a valid point"))))
         .collect()
 }
 
