@@ -23,10 +23,11 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, Compress, G1Affine, G1Projective, G2Affine, Gt, Scalar};
 use ff::Field;
 use group::{Curve, GroupEncoding};
+use rayon::prelude::*;
 
 use crate::groth16::msm::{msm_g1, msm_g2};
 use crate::{Error, Result};
-use ops::{fold, fold_scalars, pairing_product, powers, quotient, scale};
+use ops::{fold, fold_scalars, pairing_products, powers, quotient, scale, Pairs};
 pub use srs::AggregationSrs;
 use transcript::Transcript;
 
@@ -61,35 +62,40 @@ pub fn aggregate(srs: &AggregationSrs, include: &[u8], proofs: &[Proof<Bls12>], 
     if n > srs.max_proofs() {
         return Err(Error::InvalidInput(format!("{n} proofs: the SRS was loaded for at most {}", srs.max_proofs())));
     }
-    let a: Vec<G1Affine> = proofs.iter().map(|p| p.a).collect();
-    let b: Vec<G2Affine> = proofs.iter().map(|p| p.b).collect();
-    let c: Vec<G1Affine> = proofs.iter().map(|p| p.c).collect();
-    let v = (&srs.h_alpha[..n], &srs.h_beta[..n]);
-    let w = (&srs.g_alpha[n..2 * n], &srs.g_beta[n..2 * n]);
+    let mut f = Folds {
+        a: proofs.iter().map(|p| p.a).collect(),
+        ar: Vec::new(),
+        b: proofs.iter().map(|p| p.b).collect(),
+        c: proofs.iter().map(|p| p.c).collect(),
+        r: Vec::new(),
+        v: (srs.h_alpha[..n].to_vec(), srs.h_beta[..n].to_vec()),
+        w: (srs.g_alpha[n..2 * n].to_vec(), srs.g_beta[n..2 * n].to_vec()),
+    };
 
-    // 1. Commitments to A, B and to C.
-    let (com_ab, com_c) = rayon::join(|| commit_ab(v, w, &a, &b), || commit_c(v, &c));
+    // 1. Commitments to A, B and to C, with the first GIPA round's pairings that do not depend
+    //    on r (its v and w parts, over the same keys and points).
+    let mut first = pairing_products(&[commit_pairs(&f), vw_pairs(&f)].concat(), FIRST_SLOTS);
+    let com_ab = (first[COM_AB_T], first[COM_AB_U]);
+    let com_c = (first[COM_C_T], first[COM_C_U]);
     let hcom = Transcript::new("hcom").write(&com_ab).write(&com_c).challenge();
 
-    // 2. The random linear combination.
+    // 2. The random linear combination: ip_ab = ∏ e(Aᵢ, Bᵢ^(rⁱ)) = ∏ e(Aᵢ^(rⁱ), Bᵢ), the sum
+    //    of C, and the first round's z terms.
     let r = Transcript::new("random-r").write(&hcom).write(include).challenge();
-    let r_pow = powers(&r, n);
-    let r_inv = powers(&r.invert().unwrap(), n);
-    // B^(rⁱ) and their product with A; the sum of C; the w key rescaled by r⁻ⁱ, so that
-    // com_ab commits to B^(rⁱ) under it.
-    let ((b_r, ip_ab), (agg_c, w_r)) = rayon::join(
-        || {
-            let b_r = scale(&b, &r_pow);
-            let ip_ab = pairing_product(&[(&a, &b_r)]);
-            (b_r, ip_ab)
-        },
-        || rayon::join(|| msm_g1(&c, &r_pow), || rayon::join(|| scale(w.0, &r_inv), || scale(w.1, &r_inv))),
+    f.r = powers(&r, n);
+    f.ar = scale(&f.a, &f.r);
+    let (z_pairings, (agg_c, z_c)) = rayon::join(
+        || pairing_products(&[z_pairs(&f), ip_pairs(&f)].concat(), FIRST_SLOTS),
+        || rayon::join(|| msm_g1(&f.c, &f.r), || z_c(&f)),
     );
-    drop(b);
+    for (k, z) in z_pairings.into_iter().enumerate() {
+        first[k] += z;
+    }
+    let ip_ab = first[IP_AB];
+    let first = Round::new(&first, n / 2, &r, z_c);
 
     // 3. GIPA.
-    let g =
-        gipa(Folds { a, b: b_r, c, r: r_pow, v: (v.0.to_vec(), v.1.to_vec()), w: w_r }, &hcom, &ip_ab, &agg_c, version);
+    let g = gipa(f, first, &hcom, &ip_ab, &agg_c, &r, version);
 
     // 4. KZG openings of the final keys at z.
     let z = match version {
@@ -151,46 +157,131 @@ fn write_gt(out: &mut Vec<u8>, gt: Gt) {
     gt.write_compressed(out).expect("Gt into a Vec");
 }
 
-/// `(∏ e(aᵢ, v₁ᵢ)·e(w₁ᵢ, bᵢ), ∏ e(aᵢ, v₂ᵢ)·e(w₂ᵢ, bᵢ))`.
-fn commit_ab(v: (&[G2Affine], &[G2Affine]), w: (&[G1Affine], &[G1Affine]), a: &[G1Affine], b: &[G2Affine]) -> Com {
-    rayon::join(|| pairing_product(&[(a, v.0), (w.0, b)]), || pairing_product(&[(a, v.1), (w.1, b)]))
-}
-
-/// `(∏ e(cᵢ, v₁ᵢ), ∏ e(cᵢ, v₂ᵢ))`.
-fn commit_c(v: (&[G2Affine], &[G2Affine]), c: &[G1Affine]) -> Com {
-    rayon::join(|| pairing_product(&[(c, v.0)]), || pairing_product(&[(c, v.1)]))
-}
-
-/// What GIPA folds, all of one length.
+/// What GIPA folds, all of one length. bellperson folds `B^(rⁱ)` and `w^(r⁻ⁱ)`; here `B` and
+/// `w` stay unscaled (folded by challenges times a power of r, so that `rⁱ·bᵢ` and `r⁻ⁱ·wᵢ`
+/// remain bellperson's vectors, equal to them at the end where i = 0), and `A^(rⁱ)` is folded
+/// beside `A`: a product `∏ e(r⁻ⁱ·wᵢ, rʲ·bⱼ)` over one half against the other is then
+/// `(∏ e(wᵢ, bⱼ))^(r^(∓h))`, one exponentiation in `Gt` instead of a G2 scaling per point.
 struct Folds {
     a: Vec<G1Affine>,
+    /// `rⁱ·aᵢ`
+    ar: Vec<G1Affine>,
     b: Vec<G2Affine>,
     c: Vec<G1Affine>,
+    /// The powers of r, folded as bellperson folds them.
     r: Vec<Scalar>,
     v: (Vec<G2Affine>, Vec<G2Affine>),
     w: (Vec<G1Affine>, Vec<G1Affine>),
 }
 
 impl Folds {
-    /// Each vector and key folded in half: A, C and w by `x`, B, v and the powers of r by
-    /// `x⁻¹` (all at once: the later rounds are too short to fill the pool one at a time).
-    fn fold(&self, x: &Scalar, x_inv: &Scalar) -> Folds {
-        let (((a, c), (b, r)), (v, w)) = rayon::join(
+    /// Each vector and key folded in half by the challenge `x` (bellperson: A, C and w by `x`;
+    /// B, v and the powers of r by `x⁻¹`), with `up = r^h` for the half `h` (all at once: the
+    /// later rounds are too short to fill the pool one at a time).
+    fn fold(&self, x: &Scalar, x_inv: &Scalar, up: &Scalar) -> Folds {
+        let x_down = *x * up.invert().unwrap();
+        let x_inv_up = *x_inv * up;
+        let (((a, ar), (c, b)), ((r, v), w)) = rayon::join(
             || {
                 rayon::join(
-                    || rayon::join(|| fold(&self.a, x), || fold(&self.c, x)),
-                    || rayon::join(|| fold(&self.b, x_inv), || fold_scalars(&self.r, x_inv)),
+                    || rayon::join(|| fold(&self.a, x), || fold(&self.ar, &x_down)),
+                    || rayon::join(|| fold(&self.c, x), || fold(&self.b, &x_inv_up)),
                 )
             },
             || {
                 rayon::join(
-                    || rayon::join(|| fold(&self.v.0, x_inv), || fold(&self.v.1, x_inv)),
-                    || rayon::join(|| fold(&self.w.0, x), || fold(&self.w.1, x)),
+                    || {
+                        rayon::join(
+                            || fold_scalars(&self.r, x_inv),
+                            || rayon::join(|| fold(&self.v.0, x_inv), || fold(&self.v.1, x_inv)),
+                        )
+                    },
+                    || rayon::join(|| fold(&self.w.0, &x_down), || fold(&self.w.1, &x_down)),
                 )
             },
         );
-        Folds { a, b, c, r, v, w }
+        Folds { a, ar, b, c, r, v, w }
     }
+
+    fn half(&self) -> usize {
+        self.a.len() / 2
+    }
+}
+
+// The pairing products of a round, by slot: the cross commitments' v parts (left t, u, right
+// t, u), C's (likewise), their w parts before r's powers, and the z_ab terms; then, in the first
+// round only, the commitments and ip_ab.
+const AB_L: [usize; 2] = [0, 1];
+const AB_R: [usize; 2] = [2, 3];
+const C_L: [usize; 2] = [4, 5];
+const C_R: [usize; 2] = [6, 7];
+const W_L: [usize; 2] = [8, 9];
+const W_R: [usize; 2] = [10, 11];
+const Z_L: usize = 12;
+const Z_R: usize = 13;
+const ROUND_SLOTS: usize = 14;
+const COM_AB_T: usize = 14;
+const COM_AB_U: usize = 15;
+const COM_C_T: usize = 16;
+const COM_C_U: usize = 17;
+const IP_AB: usize = 18;
+const FIRST_SLOTS: usize = 19;
+
+/// The commitments `com_ab = (∏ e(aᵢ, v₁ᵢ)·e(w₁ᵢ, bᵢ), ∏ e(aᵢ, v₂ᵢ)·e(w₂ᵢ, bᵢ))` and `com_c`
+/// likewise over `c` with `v` alone, over the halves the first round pairs (sharing their lines).
+fn commit_pairs(f: &Folds) -> Vec<Pairs<'_>> {
+    let h = f.half();
+    let mut pairs = Vec::new();
+    for (lo, hi) in [(0, h), (h, 2 * h)] {
+        let (a, b, c) = (&f.a[lo..hi], &f.b[lo..hi], &f.c[lo..hi]);
+        for (k, v, w) in [(0, &f.v.0, &f.w.0), (1, &f.v.1, &f.w.1)] {
+            pairs.push((a, &v[lo..hi], [COM_AB_T, COM_AB_U][k]));
+            pairs.push((&w[lo..hi], b, [COM_AB_T, COM_AB_U][k]));
+            pairs.push((c, &v[lo..hi], [COM_C_T, COM_C_U][k]));
+        }
+    }
+    pairs
+}
+
+/// A round's cross commitments without r: `∏ e(a_r, v_l)` (left) and `∏ e(a_l, v_r)` (right)
+/// under each v key, C's likewise, and the w parts `∏ e(w_r, b_l)`, `∏ e(w_l, b_r)`.
+fn vw_pairs(f: &Folds) -> Vec<Pairs<'_>> {
+    let h = f.half();
+    let (a_l, a_r) = f.a.split_at(h);
+    let (b_l, b_r) = f.b.split_at(h);
+    let (c_l, c_r) = f.c.split_at(h);
+    let mut pairs = Vec::new();
+    for (k, v, w) in [(0, &f.v.0, &f.w.0), (1, &f.v.1, &f.w.1)] {
+        let (v_l, v_r) = v.split_at(h);
+        let (w_l, w_r) = w.split_at(h);
+        pairs.extend([
+            (a_r, v_l, AB_L[k]),
+            (a_l, v_r, AB_R[k]),
+            (c_r, v_l, C_L[k]),
+            (c_l, v_r, C_R[k]),
+            (w_r, b_l, W_L[k]),
+            (w_l, b_r, W_R[k]),
+        ]);
+    }
+    pairs
+}
+
+/// A round's z_ab terms without r: `∏ e(rⁱ·a_r, b_l)` and `∏ e(rⁱ·a_l, b_r)`.
+fn z_pairs(f: &Folds) -> Vec<Pairs<'_>> {
+    let h = f.half();
+    vec![(&f.ar[h..], &f.b[..h], Z_L), (&f.ar[..h], &f.b[h..], Z_R)]
+}
+
+/// `ip_ab = ∏ e(rⁱ·aᵢ, bᵢ)`, over the halves the first round pairs.
+fn ip_pairs(f: &Folds) -> Vec<Pairs<'_>> {
+    let h = f.half();
+    vec![(&f.ar[..h], &f.b[..h], IP_AB), (&f.ar[h..], &f.b[h..], IP_AB)]
+}
+
+/// A round's MIPP terms for C: `Σ rᵢ·c_r` and `Σ rᵢ·c_l` with the left and right powers.
+fn z_c(f: &Folds) -> (G1Projective, G1Projective) {
+    let h = f.half();
+    rayon::join(|| msm_g1(&f.c[h..], &f.r[..h]), || msm_g1(&f.c[..h], &f.r[h..]))
 }
 
 /// One GIPA round's cross commitments (left, right).
@@ -202,6 +293,23 @@ struct Round {
 }
 
 impl Round {
+    /// The round over halves of `h` from its pairing products by slot: the w parts and z terms
+    /// raised to `r^(−h)` (left) and `r^h` (right), as bellperson's scaled vectors give them.
+    fn new(p: &[Gt], h: usize, r: &Scalar, z_c: (G1Projective, G1Projective)) -> Round {
+        let up = r.pow_vartime([h as u64]);
+        let down = up.invert().unwrap();
+        let raised: Vec<Gt> = [(W_L[0], down), (W_L[1], down), (W_R[0], up), (W_R[1], up), (Z_L, down), (Z_R, up)]
+            .par_iter()
+            .map(|(k, e)| p[*k] * e)
+            .collect();
+        Round {
+            ab: ((p[AB_L[0]] + raised[0], p[AB_L[1]] + raised[1]), (p[AB_R[0]] + raised[2], p[AB_R[1]] + raised[3])),
+            c: ((p[C_L[0]], p[C_L[1]]), (p[C_R[0]], p[C_R[1]])),
+            z_ab: (raised[4], raised[5]),
+            z_c,
+        }
+    }
+
     /// The round's terms into a transcript, as bellperson writes them (a tuple is its elements
     /// one after the other): z_ab, z_c, then the left and right commitments to A, B and to C.
     fn write_to(&self, t: Transcript) -> Transcript {
@@ -223,42 +331,33 @@ struct Gipa {
     extra: Scalar,
 }
 
-fn gipa(mut f: Folds, hcom: &Scalar, ip_ab: &Gt, agg_c: &G1Projective, version: Version) -> Gipa {
+/// GIPA from its first round (computed with the commitments).
+fn gipa(
+    mut f: Folds,
+    first: Round,
+    hcom: &Scalar,
+    ip_ab: &Gt,
+    agg_c: &G1Projective,
+    r: &Scalar,
+    version: Version,
+) -> Gipa {
     let mut c_inv = Transcript::new("gipa-0").write(hcom).write(ip_ab).write(agg_c).write(&f.r[1]).challenge();
     let (mut rounds, mut challenges, mut challenges_inv) = (Vec::new(), Vec::new(), Vec::new());
-    while f.a.len() > 1 {
-        let h = f.a.len() / 2;
-        let (a_l, a_r) = f.a.split_at(h);
-        let (b_l, b_r) = f.b.split_at(h);
-        let (c_l, c_r) = f.c.split_at(h);
-        let (r_l, r_r) = f.r.split_at(h);
-        let v_l = (&f.v.0[..h], &f.v.1[..h]);
-        let v_r = (&f.v.0[h..], &f.v.1[h..]);
-        let w_l = (&f.w.0[..h], &f.w.1[..h]);
-        let w_r = (&f.w.0[h..], &f.w.1[h..]);
-        let ((ab, z_ab), (c, z_c)) = rayon::join(
-            || {
-                rayon::join(
-                    || rayon::join(|| commit_ab(v_l, w_r, a_r, b_l), || commit_ab(v_r, w_l, a_l, b_r)),
-                    || rayon::join(|| pairing_product(&[(a_r, b_l)]), || pairing_product(&[(a_l, b_r)])),
-                )
-            },
-            || {
-                rayon::join(
-                    || rayon::join(|| commit_c(v_l, c_r), || commit_c(v_r, c_l)),
-                    || rayon::join(|| msm_g1(c_r, r_l), || msm_g1(c_l, r_r)),
-                )
-            },
-        );
-        let round = Round { ab, c, z_ab, z_c };
+    let mut round = first;
+    loop {
         if !rounds.is_empty() || version == Version::V2 {
             c_inv = round.write_to(Transcript::new(&format!("gipa-{}", rounds.len())).write(&c_inv)).challenge();
         }
         let x = c_inv.invert().unwrap();
-        f = f.fold(&x, &c_inv);
+        f = f.fold(&x, &c_inv, &r.pow_vartime([f.half() as u64]));
         rounds.push(round);
         challenges.push(x);
         challenges_inv.push(c_inv);
+        if f.a.len() == 1 {
+            break;
+        }
+        let (p, z_c) = rayon::join(|| pairing_products(&[vw_pairs(&f), z_pairs(&f)].concat(), ROUND_SLOTS), || z_c(&f));
+        round = Round::new(&p, f.half(), r, z_c);
     }
     let last = rounds.last().expect("at least one round for two proofs");
     let extra = Transcript::new("gipa-extra-link").write(challenges.last().unwrap());

@@ -1,53 +1,153 @@
 //! The group arithmetic SnarkPack is made of, spread over the rayon pool: products of pairings
-//! (blst's multi-Miller loop, which shares its squarings between the pairs of a batch, over
-//! batches in parallel, with one final exponentiation per product), vectors folded in half or
-//! scaled point by point (normalised to affine in batches: one inversion per batch, not per
-//! point), and polynomial openings.
+//! (one Miller loop per G2 point's lines, shared by every pairing with that point and by the
+//! squarings of every pair of a job, with one final exponentiation per product), vectors folded
+//! in half or scaled point by point (normalised to affine in batches: one inversion per batch,
+//! not per point), and polynomial openings.
 
-use blst::{blst_final_exp, blst_fp12, blst_miller_loop_n, blst_p1_affine, blst_p2_affine};
+use blst::{
+    blst_final_exp, blst_fp, blst_fp12, blst_fp12_conjugate, blst_fp12_mul_by_xy00z0, blst_fp12_one, blst_fp12_sqr,
+    blst_fp6, blst_fp_add, blst_fp_cneg, blst_fp_mul, blst_p1_affine, blst_p2_affine, blst_precompute_lines,
+};
 use blstrs::{Fp12, G1Affine, G2Affine, Gt, Scalar};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
-use group::Curve;
+use group::{Curve, Group};
 use rayon::prelude::*;
 
 const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<blst_p1_affine>());
 const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<blst_p2_affine>());
 
-/// Pairs per Miller-loop job: a few of blst's batches of 16, enough to amortise the job.
-const PAIRS_PER_JOB: usize = 64;
+/// G2 points per Miller-loop job: their lines (19.6 KB each) stay in the core's cache while
+/// every pairing with them is evaluated.
+const Q_PER_JOB: usize = 32;
 /// Points per batch normalisation.
 const POINTS_PER_JOB: usize = 256;
+/// The lines of the Miller loop over |z| = 0xd201000000010000, in blst's order: a doubling at
+/// every step but the five additions of Q (steps 1, 4, 8, 18, 51).
+const STEPS: usize = 68;
+/// The steps the accumulator is not squared before: the first and the additions.
+const UNSQUARED: [usize; 6] = [0, 1, 4, 8, 18, 51];
 
-/// The Miller loop of `∏ e(left[i], right[i])`; pairs with an identity point are skipped (their
-/// pairing is 1, as bellperson defines it).
-fn miller(left: &[G1Affine], right: &[G2Affine]) -> Fp12 {
-    debug_assert_eq!(left.len(), right.len());
-    left.par_chunks(PAIRS_PER_JOB)
-        .zip(right.par_chunks(PAIRS_PER_JOB))
-        .map(|(l, r)| {
-            let (ps, qs): (Vec<*const blst_p1_affine>, Vec<*const blst_p2_affine>) = l
-                .iter()
-                .zip(r)
-                .filter(|(p, q)| !bool::from(p.is_identity() | q.is_identity()))
-                .map(|(p, q)| ((p as *const G1Affine).cast(), (q as *const G2Affine).cast()))
-                .unzip();
-            if ps.is_empty() {
-                return Fp12::ONE;
+/// `∏ᵢ e(p[i], q[i])` multiplied into product `k`: `(p, q, k)`.
+pub(super) type Pairs<'a> = (&'a [G1Affine], &'a [G2Affine], usize);
+type Uses<'a> = Vec<(&'a [G1Affine], usize)>;
+
+/// Products `0..count` of pairings: each entry `(p, q, k)` multiplies `∏ᵢ e(p[i], q[i])` into
+/// product `k`. The lines of each G2 point are computed once for all the entries over the same
+/// slice `q` (the same address and length); pairs with an identity point are skipped (their
+/// pairing is 1, as bellperson defines it). A product no entry names is 1.
+pub(super) fn pairing_products(pairs: &[Pairs<'_>], count: usize) -> Vec<Gt> {
+    // Each slice of G2 points with the G1 slices paired with it and their products.
+    let mut by_q: Vec<(&[G2Affine], Uses<'_>)> = Vec::new();
+    for &(p, q, k) in pairs {
+        assert!(p.len() == q.len() && k < count, "pairing product entries of unequal lengths or out of range");
+        match by_q.iter_mut().find(|(other, _)| std::ptr::eq(*other, q)) {
+            Some((_, uses)) => uses.push((p, k)),
+            None => by_q.push((q, vec![(p, k)])),
+        }
+    }
+    let jobs: Vec<_> =
+        by_q.iter().flat_map(|(q, uses)| (0..q.len()).step_by(Q_PER_JOB).map(move |at| (*q, uses, at))).collect();
+    let loops = jobs
+        .into_par_iter()
+        .map(|(q, uses, at)| {
+            let end = (at + Q_PER_JOB).min(q.len());
+            let mut f = vec![Fp12::ONE; count];
+            for ((_, k), value) in uses.iter().zip(miller_loop(&q[at..end], uses.iter().map(|(p, _)| &p[at..end]))) {
+                f[*k] *= value;
             }
-            let mut out = blst_fp12::default();
-            // SAFETY: blstrs' affine points are #[repr(transparent)] over blst's (sizes checked
-            // above); blst reads `ps.len()` points through each array of pointers.
-            unsafe { blst_miller_loop_n(&mut out, qs.as_ptr(), ps.as_ptr(), ps.len()) };
-            Fp12::from(out)
+            f
         })
-        .reduce(|| Fp12::ONE, |a, b| a * b)
+        .reduce(|| vec![Fp12::ONE; count], |a, b| a.into_iter().zip(b).map(|(a, b)| a * b).collect());
+    loops
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, f)| match pairs.iter().any(|e| e.2 == k) {
+            true => final_exp(f),
+            false => Gt::identity(),
+        })
+        .collect()
 }
 
-/// `∏ₖ ∏ᵢ e(pairs[k].0[i], pairs[k].1[i])`: several inner pairing products as one element of
-/// `Gt`, with one final exponentiation.
-pub(super) fn pairing_product(pairs: &[(&[G1Affine], &[G2Affine])]) -> Gt {
-    let f = pairs.par_iter().map(|(l, r)| miller(l, r)).reduce(|| Fp12::ONE, |a, b| a * b);
+/// The Miller-loop values (before the final exponentiation) of `∏ᵢ e(p[i], q[i])`, one per `p`
+/// of `ps`: the lines of each `q[i]` computed once, evaluated at every `p[i]`, and one
+/// accumulator per `p` squared once per step for all its pairs.
+fn miller_loop<'a>(q: &[G2Affine], ps: impl Iterator<Item = &'a [G1Affine]>) -> Vec<Fp12> {
+    let lines: Vec<[blst_fp6; STEPS]> = q
+        .iter()
+        .map(|q| {
+            let mut lines = [blst_fp6::default(); STEPS];
+            if !bool::from(q.is_identity()) {
+                // SAFETY: blstrs' affine points are #[repr(transparent)] over blst's (sizes
+                // checked above); blst writes STEPS lines.
+                unsafe { blst_precompute_lines(lines.as_mut_ptr(), (q as *const G2Affine).cast()) };
+            }
+            lines
+        })
+        .collect();
+    // Each pair's P as (−2x, 2y), the form blst's lines are evaluated at; None where the
+    // pairing is 1.
+    let at: Vec<Vec<Option<(blst_fp, blst_fp)>>> = ps
+        .map(|p| {
+            p.iter()
+                .zip(q)
+                .map(|(p, q)| {
+                    if bool::from(p.is_identity() | q.is_identity()) {
+                        return None;
+                    }
+                    // SAFETY: as above, for G1.
+                    let p = unsafe { &*(p as *const G1Affine).cast::<blst_p1_affine>() };
+                    let (mut x, mut y) = (blst_fp::default(), blst_fp::default());
+                    // SAFETY: blst's field arithmetic on values owned here (outputs may alias).
+                    unsafe {
+                        blst_fp_add(&mut x, &p.x, &p.x);
+                        blst_fp_cneg(&mut x, &x, true);
+                        blst_fp_add(&mut y, &p.y, &p.y);
+                    }
+                    Some((x, y))
+                })
+                .collect()
+        })
+        .collect();
+    // SAFETY: blst_fp12_one points to a static constant.
+    let mut acc = vec![unsafe { *blst_fp12_one() }; at.len()];
+    for step in 0..STEPS {
+        if !UNSQUARED.contains(&step) {
+            for f in &mut acc {
+                let f: *mut blst_fp12 = f;
+                // SAFETY: squaring in place (blst allows the output to alias the input).
+                unsafe { blst_fp12_sqr(f, f) };
+            }
+        }
+        for (i, lines) in lines.iter().enumerate() {
+            for (f, at) in acc.iter_mut().zip(&at) {
+                let Some((x, y)) = &at[i] else { continue };
+                let mut line = lines[step];
+                let f: *mut blst_fp12 = f;
+                // SAFETY: the line's packed coefficients scaled by P's coordinates, then
+                // multiplied into the accumulator in place (aliasing allowed by blst).
+                unsafe {
+                    for c in &mut line.fp2[1].fp {
+                        blst_fp_mul(c, c, x);
+                    }
+                    for c in &mut line.fp2[2].fp {
+                        blst_fp_mul(c, c, y);
+                    }
+                    blst_fp12_mul_by_xy00z0(f, f, &line);
+                }
+            }
+        }
+    }
+    acc.into_iter()
+        .map(|mut f| {
+            // SAFETY: in place on a value owned here; z is negative.
+            unsafe { blst_fp12_conjugate(&mut f) };
+            Fp12::from(f)
+        })
+        .collect()
+}
+
+fn final_exp(f: Fp12) -> Gt {
     let mut out = blst_fp12::default();
     let f: blst_fp12 = f.into();
     // SAFETY: both are valid blst_fp12 values owned here.
@@ -114,23 +214,36 @@ pub(super) fn quotient(f: &[Scalar], z: &Scalar) -> Vec<Scalar> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blstrs::{Bls12, G1Projective, G2Projective};
-    use group::Group;
+    use blstrs::{Bls12, G1Projective, G2Prepared, G2Projective};
     use pairing::{MillerLoopResult, MultiMillerLoop};
     use rand_chacha::rand_core::SeedableRng;
 
     #[test]
-    fn pairing_product_is_blstrs_pairings() {
+    fn pairing_products_are_blstrs_pairings() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-        let n = 150; // several jobs and a partial batch
+        let n = 150; // several jobs and a partial one
         let mut a: Vec<G1Affine> = (0..n).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
-        let b: Vec<G2Affine> = (0..n).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
+        let c: Vec<G1Affine> = (0..n).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
+        let mut b: Vec<G2Affine> = (0..n).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
         a[7] = G1Affine::identity();
-        let prepared: Vec<_> = b.iter().map(|q| (*q).into()).collect();
-        let terms: Vec<_> = a.iter().zip(&prepared).collect();
-        let want = Bls12::multi_miller_loop(&terms).final_exponentiation();
-        assert_eq!(pairing_product(&[(&a[..100], &b[..100]), (&a[100..], &b[100..])]), want);
-        assert_eq!(pairing_product(&[(&a[7..8], &b[7..8])]), Gt::identity());
+        b[9] = G2Affine::identity();
+        let want = |pairs: &[(&[G1Affine], &[G2Affine])]| {
+            let terms: Vec<(G1Affine, G2Prepared)> =
+                pairs.iter().flat_map(|(p, q)| p.iter().zip(*q).map(|(p, q)| (*p, (*q).into()))).collect();
+            let refs: Vec<_> = terms.iter().map(|(p, q)| (p, q)).collect();
+            Bls12::multi_miller_loop(&refs).final_exponentiation()
+        };
+        // Entries over one slice of b share its lines; entries over its halves are other slices.
+        let (b_l, b_r) = b.split_at(100);
+        let got = pairing_products(
+            &[(&a, &b, 0), (&c, &b, 1), (&a[..100], b_l, 0), (&c[100..], b_r, 2), (&a[7..8], &b[7..8], 4)],
+            5,
+        );
+        assert_eq!(got[0], want(&[(&a, &b), (&a[..100], b_l)]));
+        assert_eq!(got[1], want(&[(&c, &b)]));
+        assert_eq!(got[2], want(&[(&c[100..], b_r)]));
+        assert_eq!(got[3], Gt::identity());
+        assert_eq!(got[4], Gt::identity());
     }
 
     #[test]

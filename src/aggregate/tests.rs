@@ -77,8 +77,8 @@ fn a_generated_srs_has_bellpersons_structure() {
     let (g, h) = (&ours.g_alpha, &ours.h_alpha);
     for i in 0..3 {
         assert_eq!(
-            ops::pairing_product(&[(&g[i + 1..i + 2], &h[..1])]),
-            ops::pairing_product(&[(&g[i..i + 1], &h[1..2])])
+            ops::pairing_products(&[(&g[i + 1..i + 2], &h[..1], 0)], 1)[0],
+            ops::pairing_products(&[(&g[i..i + 1], &h[1..2], 0)], 1)[0]
         );
     }
     let generic = GenericSRS::<Bls12>::read(&mut std::fs::File::open(&path).unwrap()).unwrap();
