@@ -17,9 +17,12 @@ use rayon::prelude::*;
 const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<blst_p1_affine>());
 const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<blst_p2_affine>());
 
-/// G2 points per Miller-loop job: their lines (19.6 KB each) stay in the core's cache while
-/// every pairing with them is evaluated.
+/// The most G2 points per Miller-loop job: their lines (19.6 KB each) stay in the core's cache
+/// while every pairing with them is evaluated.
 const Q_PER_JOB: usize = 32;
+/// The fewest, when short vectors (the last GIPA rounds) are cut finer to fill the pool: each
+/// job squares its accumulators once per step, so a job of fewer points squares more per pair.
+const MIN_Q_PER_JOB: usize = 8;
 /// Points per batch normalisation.
 const POINTS_PER_JOB: usize = 256;
 /// The lines of the Miller loop over |z| = 0xd201000000010000, in blst's order: a doubling at
@@ -46,12 +49,14 @@ pub(super) fn pairing_products(pairs: &[Pairs<'_>], count: usize) -> Vec<Gt> {
             None => by_q.push((q, vec![(p, k)])),
         }
     }
+    let points: usize = by_q.iter().map(|(q, _)| q.len()).sum();
+    let per_job = points.div_ceil(2 * rayon::current_num_threads()).clamp(MIN_Q_PER_JOB, Q_PER_JOB);
     let jobs: Vec<_> =
-        by_q.iter().flat_map(|(q, uses)| (0..q.len()).step_by(Q_PER_JOB).map(move |at| (*q, uses, at))).collect();
+        by_q.iter().flat_map(|(q, uses)| (0..q.len()).step_by(per_job).map(move |at| (*q, uses, at))).collect();
     let loops = jobs
         .into_par_iter()
         .map(|(q, uses, at)| {
-            let end = (at + Q_PER_JOB).min(q.len());
+            let end = (at + per_job).min(q.len());
             let mut f = vec![Fp12::ONE; count];
             for ((_, k), value) in uses.iter().zip(miller_loop(&q[at..end], uses.iter().map(|(p, _)| &p[at..end]))) {
                 f[*k] *= value;
