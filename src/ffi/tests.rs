@@ -561,21 +561,23 @@ fn an_extraction_too_large_for_the_machine_is_refused_at_once() {
     assert!(out.is_null() && start.elapsed().as_secs() < 10);
 }
 
-/// An aggregation SRS for up to `size` proofs, written where the test can load it.
-fn agg_srs_file(size: usize) -> PathBuf {
+/// An aggregation SRS for up to `size` proofs, written where the test `name` can load it (a
+/// file of its own: tests run in parallel, and one rewriting another's file changes it on disk
+/// under the other's load).
+fn agg_srs_file(size: usize, name: &str) -> PathBuf {
     use rand_chacha::rand_core::SeedableRng;
     let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(
         &mut rand_chacha::ChaCha20Rng::seed_from_u64(3),
         size,
     );
-    let path = tmp_dir("agg").join(format!("fake-{size}.srs"));
+    let path = tmp_dir("agg").join(format!("{name}-{size}.srs"));
     srs.write(&mut std::fs::File::create(&path).unwrap()).unwrap();
     path
 }
 
 #[test]
 fn aggregation_srs_loads_are_checked_and_shared() {
-    let path = cpath(&agg_srs_file(4));
+    let path = cpath(&agg_srs_file(4, "loads"));
     let mut err = new_err();
     let mut srs = null_mut();
     // SAFETY (every call below): pointers are NULL or to live locals; handles are the library's.
@@ -625,7 +627,7 @@ fn aggregation_refuses_bad_input_and_writes_nothing() {
     let seals: Vec<cuzk_seal_proof> = proofs.iter().map(seal).collect();
     let rp = c"StackedDrg2KiBV1_1";
     let ni = c"StackedDrg2KiBV1_2_Feat_NonInteractivePoRep";
-    let path = cpath(&agg_srs_file(4));
+    let path = cpath(&agg_srs_file(4, "refusals"));
     let mut err = new_err();
     let v2 = cuzk_snarkpack_version::CUZK_SNARKPACK_V2 as u32;
     // SAFETY (every call below): pointers are NULL or to live locals; handles are the library's.
