@@ -234,10 +234,8 @@ fn commit_pairs(f: &Folds) -> Vec<Pairs<'_>> {
     let mut pairs = Vec::new();
     for (lo, hi) in [(0, h), (h, 2 * h)] {
         let (a, b, c) = (&f.a[lo..hi], &f.b[lo..hi], &f.c[lo..hi]);
-        for (k, v, w) in [(0, &f.v.0, &f.w.0), (1, &f.v.1, &f.w.1)] {
-            pairs.push((a, &v[lo..hi], [COM_AB_T, COM_AB_U][k]));
-            pairs.push((&w[lo..hi], b, [COM_AB_T, COM_AB_U][k]));
-            pairs.push((c, &v[lo..hi], [COM_C_T, COM_C_U][k]));
+        for (v, w, ab, cc) in [(&f.v.0, &f.w.0, COM_AB_T, COM_C_T), (&f.v.1, &f.w.1, COM_AB_U, COM_C_U)] {
+            pairs.extend([(a, &v[lo..hi], ab), (&w[lo..hi], b, ab), (c, &v[lo..hi], cc)]);
         }
     }
     pairs
