@@ -1,10 +1,11 @@
-//! `gpu-scaling`: the backend stage alone (one witness and one a/b/c, proved
-//! over and over; no synthesis), on the first device by itself, then on
-//! every listed device at once, then on the first by itself again (the two
-//! single-device runs bracket the shared one, so drift shows). Per device:
-//! proofs per second and where each proof's time went. Tells contention
-//! between devices apart from contention with synthesis, which
-//! `pce-pipeline` mixes.
+//! `gpu-scaling`: the backend stage alone (one witness, proved over and over;
+//! no synthesis), on the first device by itself, then on every listed device
+//! at once, then on the first by itself again (the two single-device runs
+//! bracket the shared one, so drift shows), for each listed number of workers
+//! per device. Per device: proofs per second and where each proof's time
+//! went. Tells contention between devices apart from contention with
+//! synthesis, which `pce-pipeline` mixes; with one device, the backend stage's
+//! throughput (device seconds per proof) against its latency.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -31,9 +32,9 @@ pub struct Opts {
     /// Devices proving together (the first is also measured alone, before and after).
     #[arg(long, value_delimiter = ',', default_value = "0,1")]
     pub devices: Vec<u32>,
-    /// Backend-stage workers (threads) per device.
-    #[arg(long, default_value_t = 2)]
-    pub workers: usize,
+    /// Backend-stage workers (threads) per device; a list runs each in turn.
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    pub workers: Vec<usize>,
     /// Proofs per device in each run.
     #[arg(short = 'n', default_value_t = 40)]
     pub n: usize,
@@ -50,6 +51,7 @@ struct DeviceRun {
 /// `o.n` proofs on each of `devices` at once, `o.workers` threads per device.
 fn run_devices(
     o: &Opts,
+    workers: usize,
     devices: &[u32],
     prove: &(dyn Fn(u32) -> Result<ProveTimings> + Sync),
 ) -> Result<Vec<DeviceRun>> {
@@ -62,7 +64,7 @@ fn run_devices(
                     let sum = Mutex::new(ProveTimings::default());
                     let start = Instant::now();
                     std::thread::scope(|w| -> Result<()> {
-                        let workers: Vec<_> = (0..o.workers.max(1))
+                        let workers: Vec<_> = (0..workers.max(1))
                             .map(|_| {
                                 w.spawn(|| -> Result<()> {
                                     while next.fetch_add(1, Ordering::SeqCst) < o.n {
@@ -101,37 +103,45 @@ pub fn run(o: Opts) -> Result<()> {
     for &d in &o.devices {
         prove(d)?;
     }
-    let (mut out, mut totals) = (Vec::new(), Vec::new());
-    for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
-        let runs = run_devices(&o, &devices, &prove)?;
-        let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
-        let labels: Vec<String> = runs.iter().map(|r| format!("GPU {}", r.device)).collect();
-        let mut rows: Vec<(&str, String)> = runs
-            .iter()
-            .zip(&labels)
-            .map(|(r, label)| {
-                (
-                    label.as_str(),
-                    format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64)),
-                )
-            })
-            .collect();
-        rows.push(("all devices", format!("{total:.2} proofs/s")));
-        table(&format!("gpu-scaling: {name} ({} workers per device, {} proofs each)", o.workers, o.n), &rows);
-        out.push(json!({
-            "run": name,
-            "proofs_per_s": total,
-            "devices": runs.iter().map(|r| json!({
-                "device": r.device, "proofs_per_s": r.proofs_per_s,
-                "per_proof_s": steps_json(&r.sum, o.n as u64),
-            })).collect::<Vec<_>>(),
-        }));
-        totals.push(total);
+    let (mut out, mut scalings) = (Vec::new(), Vec::new());
+    for &workers in &o.workers {
+        let mut totals = Vec::new();
+        for (name, devices) in [("alone", vec![first]), ("together", o.devices.clone()), ("alone again", vec![first])] {
+            let runs = run_devices(&o, workers, &devices, &prove)?;
+            let total: f64 = runs.iter().map(|r| r.proofs_per_s).sum();
+            let labels: Vec<String> = runs.iter().map(|r| format!("GPU {}", r.device)).collect();
+            let mut rows: Vec<(&str, String)> = runs
+                .iter()
+                .zip(&labels)
+                .map(|(r, label)| {
+                    (
+                        label.as_str(),
+                        format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64)),
+                    )
+                })
+                .collect();
+            rows.push(("all devices", format!("{total:.2} proofs/s")));
+            table(&format!("gpu-scaling: {name} ({workers} workers per device, {} proofs each)", o.n), &rows);
+            out.push(json!({
+                "run": name,
+                "workers": workers,
+                "proofs_per_s": total,
+                "devices": runs.iter().map(|r| json!({
+                    "device": r.device, "proofs_per_s": r.proofs_per_s,
+                    "per_proof_s": steps_json(&r.sum, o.n as u64),
+                })).collect::<Vec<_>>(),
+            }));
+            totals.push(total);
+        }
+        let scaling = totals[1] / ((totals[0] + totals[2]) / 2.0);
+        println!(
+            "\n{} devices vs one, {workers} workers (mean of the two single runs): {scaling:.3}x",
+            o.devices.len()
+        );
+        scalings.push(json!({ "workers": workers, "scaling": scaling }));
     }
-    let scaling = totals[1] / ((totals[0] + totals[2]) / 2.0);
-    println!("\n{} devices vs one (mean of the two single runs): {scaling:.3}x", o.devices.len());
     write_json(
         o.c.json.as_deref(),
-        &json!({ "circuit": o.c.circuit, "constraints": pce.num_constraints(), "runs": out, "scaling": scaling }),
+        &json!({ "circuit": o.c.circuit, "constraints": pce.num_constraints(), "runs": out, "scaling": scalings }),
     )
 }
