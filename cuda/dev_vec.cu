@@ -54,23 +54,26 @@ stager_t& stager(const gpu_t& gpu, int lane)
     return *slot;
 }
 
-__launch_bounds__(256) __global__
-void select_by_bits(fr_bits_t* out, const fr_bits_t* in, const uint64_t* words,
-                    const uint64_t* offsets, size_t len)
-{
-    size_t stride = (size_t)blockDim.x * gridDim.x;
-    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < len; i += stride) {
-        uint64_t w = words[i / 64];
-        uint32_t b = i % 64;
-        if ((w >> b) & 1)
-            out[offsets[i / 64] + __popcll(w & ((1ull << b) - 1))] = in[i];
-    }
-}
-
 } // namespace
 
 size_t staging_bytes()
 {   return NBUF * CHUNK;   }
+
+std::vector<uint64_t> select_meta(const uint64_t* words, size_t len, size_t* ones)
+{
+    const size_t need = (len + 63) / 64;
+    std::vector<uint64_t> meta(2 * need);
+    *ones = 0;
+    for (size_t w = 0; w < need; w++) {
+        uint64_t x = words[w];
+        if (w == need - 1 && len % 64)
+            x &= (1ull << (len % 64)) - 1;
+        meta[w] = x;
+        meta[need + w] = *ones;
+        *ones += __builtin_popcountll(x);
+    }
+    return meta;
+}
 
 void device_init(const gpu_t& gpu, int lane)
 {   (void)stager(gpu, lane);   }
@@ -185,23 +188,15 @@ CUZK_FFI RustError::by_value cuzk_scalars_select(const scalars_t* src, const uin
     if (src == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null scalars handle"};
     CUZK_TRY_ON(src->device_id, src->lane, {
-        const size_t len = src->len, need = (len + 63) / 64;
-        if (nwords < need)
+        const size_t len = src->len;
+        if (nwords < (len + 63) / 64)
             return RustError{-cudaErrorInvalidValue, "cuzk: bitmap shorter than the vector"};
-        // Masked words, then the number of set bits before each word.
-        std::vector<uint64_t> meta(2 * need);
-        size_t ones = 0;
-        for (size_t w = 0; w < need; w++) {
-            uint64_t x = words[w];
-            if (w == need - 1 && len % 64)
-                x &= (1ull << (len % 64)) - 1;
-            meta[w] = x;
-            meta[need + w] = ones;
-            ones += __builtin_popcountll(x);
-        }
+        size_t ones;
+        std::vector<uint64_t> meta = select_meta(words, len, &ones);
         std::unique_ptr<scalars_t> v{new scalars_t(gpu, ones, lifetime_t::proof, src->lane)};
         if (ones) {
             const stream_t& s = gpu;
+            const size_t need = meta.size() / 2;
             dev_ptr_t<uint64_t> d_meta{2 * need, s};
             CUDA_OK(cudaMemcpyAsync(&d_meta[0], meta.data(), 2 * need * sizeof(uint64_t),
                                     cudaMemcpyHostToDevice, s));

@@ -20,6 +20,7 @@
 
 #include "common.cuh"
 #include <memory>
+#include <vector>
 
 // Pinned bytes one device's staging ring holds.
 size_t staging_bytes();
@@ -92,5 +93,27 @@ dev_vec_t<T>* dev_vec_upload(const gpu_t& gpu, int lane, const T* host, size_t n
 }
 
 typedef dev_vec_t<fr_t> scalars_t;
+
+// Selection by a bitmap (bit i of word i/64, least significant first): the
+// words masked to |len| bits, then the number of set bits before each word
+// (select_by_bits' |words| and |offsets|, 2 * ceil(len/64) values); *ones:
+// the set bits in all.
+std::vector<uint64_t> select_meta(const uint64_t* words, size_t len, size_t* ones);
+
+// out[k] = in[i] for the k-th set bit i of |words| (i < len), with |offsets|
+// from select_meta: one thread per item.
+template<class T>
+__launch_bounds__(256) __global__
+void select_by_bits(T* out, const T* in, const uint64_t* words, const uint64_t* offsets,
+                    size_t len)
+{
+    size_t stride = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < len; i += stride) {
+        uint64_t w = words[i / 64];
+        uint32_t b = i % 64;
+        if ((w >> b) & 1)
+            out[offsets[i / 64] + __popcll(w & ((1ull << b) - 1))] = in[i];
+    }
+}
 
 #endif

@@ -10,12 +10,134 @@
 
 #include "msm.cuh"
 #include <msm/pippenger.cuh>
+#include <cstring>
+#include <mutex>
 
 // MSMs of concurrent proofs on one device are not serialized: each msm_t has
 // its own buffers and events, and their kernels queue on their lane's
 // streams. An MSM ends on the host (the windows' final sums, sppark's
 // collect) with the GPU idle; another worker's MSM fills that gap. An MSM
 // runs on the lane of its device scalars (host scalars: the throughput lane).
+
+// Scalars that are 0 or 1 (a witness's bits: most of the aux of a PoRep or
+// sha256 partition) need none of Pippenger's windows. When at most one in
+// OTHER_SHARE of a long vector of device scalars is anything else, the bases
+// of the ones are summed by sppark's bitmap batch addition (one pass over the
+// bitmap on every SM) and only the rest go through the MSM, their scalars and
+// bases gathered first; the zeros cost nothing. Otherwise (H, or a witness of
+// field elements) the counts say so and the plain MSM runs.
+constexpr size_t BITS_MIN = (size_t)1 << 20;    // shorter vectors: the plain MSM is as quick
+constexpr size_t OTHER_SHARE = 8;
+
+// Bit i%32 of ones[i/32] / others[i/32]: scalar i is one / neither zero nor
+// one; counts[0] and [1] get how many. One thread per scalar (padded to the
+// grid: a whole block's words are written).
+__launch_bounds__(256) __global__
+void classify_bits(uint32_t* ones, uint32_t* others, unsigned long long* counts,
+                   const fr_bits_t* s, fr_bits_t one, size_t n)
+{
+    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    bool is_one = false, is_other = false;
+    if (i < n) {
+        const fr_bits_t v = s[i];
+        const bool zero = (v.l[0] | v.l[1] | v.l[2] | v.l[3]) == 0;
+        is_one = v.l[0] == one.l[0] && v.l[1] == one.l[1] && v.l[2] == one.l[2] &&
+                 v.l[3] == one.l[3];
+        is_other = !zero && !is_one;
+    }
+    const uint32_t o = __ballot_sync(0xffffffff, is_one);
+    const uint32_t x = __ballot_sync(0xffffffff, is_other);
+    if (threadIdx.x % 32 == 0) {
+        ones[i / 32] = o;
+        others[i / 32] = x;
+        if (o) atomicAdd(&counts[0], (unsigned long long)__popc(o));
+        if (x) atomicAdd(&counts[1], (unsigned long long)__popc(x));
+    }
+}
+
+// sppark's bitmap batch addition hands out work from a counter per kernel
+// instantiation and device: one launch at a time per device.
+template<class bucket_t>
+static std::mutex& batch_add_lock(int device_id)
+{
+    static std::mutex locks[64];
+    return locks[device_id % 64];
+}
+
+// Σ s[i]·bases[i] (both n long on lane |gpu| of device |device_id|) by the
+// split above into *out, *done set; *done unset, with nothing computed, when
+// the scalars are not mostly bits.
+template<class bucket_t, class point_t, class affine_t>
+static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const affine_t* bases,
+                          size_t n, const scalar_t* d_s, bool* done)
+{
+    typedef typename bucket_t::mem_t bucket_h;
+    typedef typename affine_t::mem_t affine_h;
+    const stream_t& s = gpu;
+    const unsigned blocks = blocks_for(n);
+    // 8 words per block of 256 scalars, rounded up to the 32 words the batch
+    // addition reads at a time; the words past the blocks' stay zero.
+    const size_t nwords = ((size_t)blocks * 8 + 31) & ~(size_t)31;
+    dev_ptr_t<uint32_t> d_words{2 * nwords, s};
+    dev_ptr_t<unsigned long long> d_counts{2, s};
+    CUDA_OK(cudaMemsetAsync(&d_words[0], 0, 2 * nwords * sizeof(uint32_t), s));
+    CUDA_OK(cudaMemsetAsync(&d_counts[0], 0, 2 * sizeof(unsigned long long), s));
+    fr_bits_t one;
+    const fr_t mont_one = fr_t::one();
+    memcpy(&one, &mont_one, sizeof(one));
+    classify_bits<<<blocks, 256, 0, s>>>(&d_words[0], &d_words[nwords], &d_counts[0],
+                                          (const fr_bits_t*)d_s, one, n);
+    CUDA_OK(cudaGetLastError());
+    unsigned long long counts[2];
+    s.DtoH(counts, &d_counts[0], 2);
+    s.sync();
+    if (counts[1] * OTHER_SHARE > n)
+        return RustError{cudaSuccess};
+
+    out->inf();
+    if (counts[0]) {
+        const size_t nret = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+        dev_ptr_t<bucket_h> d_ret{nret, s};
+        std::vector<bucket_t> ret(nret);
+        void (*add)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t) =
+            batch_addition<bucket_t, affine_h>;
+        {
+            std::lock_guard<std::mutex> one_at_a_time(batch_add_lock<bucket_t>(device_id));
+            s.launch_coop(add, dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), (size_t)0,
+                          &d_ret[0], (const affine_h*)bases, (uint32_t)n,
+                          (const uint32_t*)&d_words[0], false, 0u);
+            s.DtoH(ret, &d_ret[0]);
+            s.sync();
+        }
+        *out = sum_up(ret);
+    }
+    if (counts[1]) {
+        std::vector<uint32_t> words(nwords);
+        s.DtoH(words, &d_words[nwords]);
+        s.sync();
+        size_t k;
+        std::vector<uint64_t> meta = select_meta((const uint64_t*)words.data(), n, &k);
+        const size_t need = meta.size() / 2;
+        dev_ptr_t<uint64_t> d_meta{2 * need, s};
+        dev_ptr_t<fr_bits_t> d_other_s{k, s};
+        dev_ptr_t<affine_t> d_other_b{k, s};
+        s.HtoD(&d_meta[0], meta.data(), 2 * need);
+        select_by_bits<<<blocks, 256, 0, s>>>(&d_other_s[0], (const fr_bits_t*)d_s,
+                                              &d_meta[0], &d_meta[need], n);
+        select_by_bits<<<blocks, 256, 0, s>>>(&d_other_b[0], bases, &d_meta[0], &d_meta[need], n);
+        CUDA_OK(cudaGetLastError());
+        s.sync();
+        point_t rest;
+        RustError err = run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(
+            device_id, &rest, (const affine_t*)&d_other_b[0], true, k, nullptr,
+            (const scalar_t*)&d_other_s[0]);
+        if (err.code != cudaSuccess)
+            return err;
+        out->add(rest);
+    }
+    *done = true;
+    return RustError{cudaSuccess};
+}
 
 template<class affine_t>
 static RustError bases_new(int device_id, const affine_t* points, size_t n,
@@ -48,6 +170,12 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
         const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d + dev_start : nullptr;
+        if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT && n >= BITS_MIN) {
+            bool done = false;
+            RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
+            if (err.code != cudaSuccess || done)
+                return err;
+        }
         RustError err = lane == LANE_EXPRESS
             ? express_msm(device_id, out, points, resident, n, host_scalars, d_scalars)
             : run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(

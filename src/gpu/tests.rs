@@ -539,6 +539,59 @@ fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
     v
 }
 
+/// Mostly bit-valued device scalars (a witness's aux) take the split MSM: the ones' bases
+/// summed by a bitmap batch addition, the other values through Pippenger. Bits with a few
+/// others, all ones, all zeros, and too many others (the plain MSM) all equal the same MSM
+/// from host scalars; the first also equals blstrs, in G1 and G2.
+#[test]
+fn bit_scalars_split_equals_the_plain_msm() {
+    if !have_gpu("bit_scalars_split_equals_the_plain_msm") {
+        return;
+    }
+    let n = (1 << 20) + 77;
+    let mut bases = many_g1(n);
+    for i in [0, 5, n / 2, n - 1] {
+        bases[i] = G1Affine::identity();
+    }
+    let r = ResidentG1::new(0, &bases).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut mixed = |other_every: usize| -> Vec<Scalar> {
+        (0..n)
+            .map(|i| match (i % other_every == 3, i % 3) {
+                (true, _) => Scalar::random(&mut rng),
+                (false, 0) => Scalar::ZERO,
+                _ => Scalar::ONE,
+            })
+            .collect()
+    };
+    let bits = mixed(33);
+    let cases = [
+        ("bits, 3% others", bits.clone()),
+        ("all ones", vec![Scalar::ONE; n]),
+        ("all zeros", vec![Scalar::ZERO; n]),
+        ("20% others", mixed(5)),
+    ];
+    for (what, s) in &cases {
+        let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
+        assert_eq!(r.msm(0..n, &d).unwrap(), r.msm(0..n, &s[..]).unwrap(), "{what}");
+    }
+    let proj: Vec<G1Projective> = bases.iter().map(|p| p.to_curve()).collect();
+    let d = DeviceScalars::upload(0, Urgency::Throughput, &bits).unwrap();
+    assert_eq!(r.msm(0..n, &d).unwrap(), G1Projective::multi_exp(&proj, &bits), "G1 vs blstrs");
+    // A sub-range of the device scalars, as the pieces of a long MSM take them.
+    let (len, off) = (1 << 20, 77);
+    assert_eq!(
+        r.msm(0..len, Scalars::Device(&d, off..off + len)).unwrap(),
+        G1Projective::multi_exp(&proj[..len], &bits[off..off + len]),
+        "G1 piece vs blstrs"
+    );
+
+    let g2 = many_g2(n);
+    let r2 = ResidentG2::new(0, &g2).unwrap();
+    let proj2: Vec<G2Projective> = g2.iter().map(|p| p.to_curve()).collect();
+    assert_eq!(r2.msm(0..n, &d).unwrap(), G2Projective::multi_exp(&proj2, &bits), "G2 vs blstrs");
+}
+
 #[test]
 #[ignore]
 fn gpu_primitive_timings() {
