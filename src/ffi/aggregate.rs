@@ -26,10 +26,10 @@ pub enum cuzk_snarkpack_version {
 /// A handle to an aggregation SRS read for up to a number of proofs (opaque). Immutable: one
 /// handle may be used by many threads at once; free it exactly once with `cuzk_agg_srs_free`.
 pub struct cuzk_agg_srs {
-    srs: Arc<AggregationSrs>,
+    pub(super) srs: Arc<AggregationSrs>,
 }
 
-static HANDLES: Handles<cuzk_agg_srs> = Handles::new();
+pub(super) static HANDLES: Handles<cuzk_agg_srs> = Handles::new();
 
 /// One sector's part of an aggregate. Read during the call only.
 #[repr(C)]
