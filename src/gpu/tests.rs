@@ -539,10 +539,10 @@ fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
     v
 }
 
-/// Mostly bit-valued device scalars (a witness's aux) take the split MSM: the ones' bases
-/// summed by a bitmap batch addition, the other values through Pippenger. Bits with a few
-/// others, all ones, all zeros, and too many others (the plain MSM) all equal the same MSM
-/// from host scalars; the first also equals blstrs, in G1 and G2.
+/// Mostly bit-valued device scalars (a witness's aux) take the split MSM in G1: the ones'
+/// bases summed by a bitmap batch addition, the other values through Pippenger. Bits with a
+/// few others, all ones, all zeros, and too many others (the plain MSM) all equal the same MSM
+/// from host scalars; the first also equals blstrs, in G1 and (the plain MSM) in G2.
 #[test]
 fn bit_scalars_split_equals_the_plain_msm() {
     if !have_gpu("bit_scalars_split_equals_the_plain_msm") {
