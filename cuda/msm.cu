@@ -25,9 +25,10 @@
 // of the ones are summed by sppark's bitmap batch addition (one pass over the
 // bitmap on every SM) and only the rest go through the MSM, their scalars and
 // bases gathered first; the zeros cost nothing. Otherwise (H, or a witness of
-// field elements) the counts say so and the plain MSM runs. G1 only: the
-// split over G2 bases (B) has not passed its test on a GPU, so B in G2 keeps
-// the plain MSM.
+// field elements) the counts say so and the plain MSM runs. G1 only: in
+// device code a G2 affine_t is one thread's half of a point (sppark's fp2_t
+// has degree 2), so gathering G2 bases needs their mem_t; B in G2 keeps the
+// plain MSM.
 constexpr size_t BITS_MIN = (size_t)1 << 20;    // shorter vectors: the plain MSM is as quick
 constexpr size_t OTHER_SHARE = 8;
 
@@ -56,13 +57,6 @@ void classify_bits(uint32_t* ones, uint32_t* others, unsigned long long* counts,
         if (x) atomicAdd(&counts[1], (unsigned long long)__popc(x));
     }
 }
-
-// A base as its bytes in device memory (affine_t::mem_t, as long as the
-// host's affine_t), for gathering.
-template<size_t N> struct raw_t {
-    static_assert(N % 16 == 0, "bases are whole 16-byte words");
-    uint4 v[N / 16];
-};
 
 // sppark's bitmap batch addition hands out work from a counter per kernel
 // instantiation and device: one launch at a time per device.
@@ -129,13 +123,11 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
         const size_t need = meta.size() / 2;
         dev_ptr_t<uint64_t> d_meta{2 * need, s};
         dev_ptr_t<fr_bits_t> d_other_s{k, s};
-        dev_ptr_t<raw_t<sizeof(affine_h)>> d_other_b{k, s};
+        dev_ptr_t<affine_t> d_other_b{k, s};
         s.HtoD(&d_meta[0], meta.data(), 2 * need);
         select_by_bits<<<blocks, 256, 0, s>>>(&d_other_s[0], (const fr_bits_t*)d_s,
                                               &d_meta[0], &d_meta[need], n);
-        select_by_bits<<<blocks, 256, 0, s>>>(&d_other_b[0],
-                                              (const raw_t<sizeof(affine_h)>*)bases,
-                                              &d_meta[0], &d_meta[need], n);
+        select_by_bits<<<blocks, 256, 0, s>>>(&d_other_b[0], bases, &d_meta[0], &d_meta[need], n);
         CUDA_OK(cudaGetLastError());
         s.sync();
         point_t rest;
@@ -181,12 +173,13 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
         const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d + dev_start : nullptr;
-        if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT && n >= BITS_MIN &&
-            bucket_t::degree == 1) {
-            bool done = false;
-            RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
-            if (err.code != cudaSuccess || done)
-                return err;
+        if constexpr (bucket_t::degree == 1) {
+            if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT && n >= BITS_MIN) {
+                bool done = false;
+                RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
+                if (err.code != cudaSuccess || done)
+                    return err;
+            }
         }
         RustError err = lane == LANE_EXPRESS
             ? express_msm(device_id, out, points, resident, n, host_scalars, d_scalars)
