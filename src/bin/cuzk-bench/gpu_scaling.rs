@@ -48,7 +48,7 @@ struct DeviceRun {
     sum: ProveTimings,
 }
 
-/// `o.n` proofs on each of `devices` at once, `o.workers` threads per device.
+/// `o.n` proofs on each of `devices` at once, `workers` threads per device.
 fn run_devices(
     o: &Opts,
     workers: usize,
