@@ -60,12 +60,7 @@ void classify_bits(uint32_t* ones, uint32_t* others, unsigned long long* counts,
 
 // sppark's bitmap batch addition hands out work from a counter per kernel
 // instantiation and device: one launch at a time per device.
-template<class bucket_t>
-static std::mutex& batch_add_lock(int device_id)
-{
-    static std::mutex locks[64];
-    return locks[device_id % 64];
-}
+static std::mutex batch_add_locks[64];
 
 // Σ s[i]·bases[i] (both n long on lane |gpu| of device |device_id|) by the
 // split above into *out, *done set; *done unset, with nothing computed, when
@@ -105,7 +100,7 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
         void (*add)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t) =
             batch_addition<bucket_t, affine_h>;
         {
-            std::lock_guard<std::mutex> one_at_a_time(batch_add_lock<bucket_t>(device_id));
+            std::lock_guard<std::mutex> one_at_a_time(batch_add_locks[device_id % 64]);
             s.launch_coop(add, dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), (size_t)0,
                           &d_ret[0], (const affine_h*)bases, (uint32_t)n,
                           (const uint32_t*)&d_words[0], false, 0u);
