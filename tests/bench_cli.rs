@@ -83,6 +83,16 @@ fn synth_only_json() {
     assert_eq!(v["iterations"], 2);
 }
 
+/// Proofs with dummy parameters are made, not verified, and the JSON says so.
+#[test]
+fn pipeline_with_dummy_params_counts_proofs_done() {
+    let v =
+        bench(&["pce-pipeline", "--circuit", "mimc-chain", "--size", "2^10", "-n", "2", "-j", "1", "--dummy-params"]);
+    assert_eq!(v["dummy_params"], true);
+    assert_eq!(v["proofs_done"], 2);
+    assert!(v["proofs_verified"].is_null(), "{}", v["proofs_verified"]);
+}
+
 #[test]
 fn prove_json() {
     let v = bench(&["prove", "--circuit", "mimc-chain", "--size", "2^12", "--backend", "cpu", "--compare-bellperson"]);
@@ -119,6 +129,7 @@ fn pipeline_json_and_extract() {
     assert_eq!(v["proofs"], 3);
     assert_eq!(v["parallel"], 2);
     assert_eq!(v["proofs_verified"], 3);
+    assert_eq!(v["proofs_done"], 3);
     for k in ["peak_rss_bytes", "baseline_rss_bytes", "final_rss_bytes", "predicted_peak_bytes", "footprint_bytes"] {
         positive(&v, k);
     }
