@@ -174,8 +174,10 @@ pub fn run(o: Opts) -> Result<()> {
 
     // Warm: thread pools, GPU contexts, both parameter sets on every device.
     for device in e.backends() {
-        critical.prove(&e, 0, Priority::Critical, device)?;
-        background.prove(&e, 0, Priority::default(), device)?;
+        let t = critical.prove(&e, 0, Priority::Critical, device)?.total;
+        println!("warm: first critical proof on {device:?} in {t:.2} s");
+        let t = background.prove(&e, 0, Priority::default(), device)?.total;
+        println!("warm: first background proof on {device:?} in {t:.2} s");
     }
     let mut idle: Vec<f64> = (0..o.n.clamp(3, 10))
         .map(|i| critical.prove(&e, 500 + i as u64, Priority::Critical, backend).map(|t| t.total))
