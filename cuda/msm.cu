@@ -150,9 +150,11 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // Σ scalars[i]·points[i] for i < n. The points are on the device when
 // |resident|, else in host memory; the scalars are |dev_scalars| from
 // |dev_start| on (on this device, n of them) when given, else |host_scalars|.
+// A throughput MSM is a piece of one of |window_n| points (run_msm: its
+// window); an express one is never cut.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
-                     bool resident, size_t n, const scalar_t* host_scalars,
+                     bool resident, size_t n, size_t window_n, const scalar_t* host_scalars,
                      const scalars_t* dev_scalars, size_t dev_start)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
@@ -179,7 +181,7 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         RustError err = lane == LANE_EXPRESS
             ? express_msm(device_id, out, points, resident, n, host_scalars, d_scalars)
             : run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(
-                  device_id, out, points, resident, n, host_scalars, d_scalars);
+                  device_id, out, points, resident, n, host_scalars, d_scalars, window_n);
         if (err.code != cudaSuccess)
             return err;
     })
@@ -187,14 +189,16 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
 
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, size_t n,
-                              const scalar_t* host_scalars, const scalars_t* dev_scalars,
-                              size_t dev_start, point_t* out)
+                              size_t window_n, const scalar_t* host_scalars,
+                              const scalars_t* dev_scalars, size_t dev_start, point_t* out)
 {
     if (bases == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null bases handle"};
     if (start > bases->len || n > bases->len - start)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM range out of bounds"};
-    return msm<bucket_t>(bases->device_id, out, bases->d + start, true, n,
+    if (window_n > bases->len)
+        return RustError{-cudaErrorInvalidValue, "cuzk: MSM window for more points than the bases"};
+    return msm<bucket_t>(bases->device_id, out, bases->d + start, true, n, window_n,
                          host_scalars, dev_scalars, dev_start);
 }
 
@@ -215,29 +219,33 @@ CUZK_FFI void cuzk_g1_bases_free(g1_bases_t* bases)
 CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
 {   delete bases;   }
 
-// The scalars: |host_scalars| in host memory, or |dev_scalars| from
-// |dev_start| on, on the bases' device (then host_scalars is ignored).
+// Bases[start..start + n]: a piece of an MSM of |window_n| points (at most
+// the bases' length; n or less for a whole one). The scalars: |host_scalars|
+// in host memory, or |dev_scalars| from |dev_start| on, on the bases' device
+// (then host_scalars is ignored).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
-                                                  size_t n, const scalar_t* host_scalars,
+                                                  size_t n, size_t window_n,
+                                                  const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, point_t* out)
-{   return msm_resident<bucket_t>(bases, start, n, host_scalars, dev_scalars, dev_start, out);   }
+{   return msm_resident<bucket_t>(bases, start, n, window_n, host_scalars, dev_scalars, dev_start, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
-                                                  size_t n, const scalar_t* host_scalars,
+                                                  size_t n, size_t window_n,
+                                                  const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, point_fp2_t* out)
-{   return msm_resident<bucket_fp2_t>(bases, start, n, host_scalars, dev_scalars, dev_start, out);   }
+{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, host_scalars, dev_scalars, dev_start, out);   }
 
 // Bases streamed from host memory: the fallback when a query does not fit.
 CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points,
                                               size_t n, const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
                                               point_t* out)
-{   return msm<bucket_t>(device_id, out, points, false, n, host_scalars, dev_scalars, dev_start);   }
+{   return msm<bucket_t>(device_id, out, points, false, n, n, host_scalars, dev_scalars, dev_start);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points,
                                               size_t n, const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
                                               point_fp2_t* out)
-{   return msm<bucket_fp2_t>(device_id, out, points, false, n, host_scalars, dev_scalars, dev_start);   }
+{   return msm<bucket_fp2_t>(device_id, out, points, false, n, n, host_scalars, dev_scalars, dev_start);   }

@@ -76,9 +76,26 @@ macro_rules! resident {
             /// Montgomery form, `scalars.len() == range.len()`, on the host or
             /// on this device.
             pub fn msm<'a>(&self, range: Range<usize>, scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
+                let whole = range.len();
+                self.msm_piece(range, scalars, whole)
+            }
+
+            /// [`Self::msm`] over one piece of an MSM of `whole` points (at most
+            /// [`Self::len`]): Pippenger's window is the whole's, so cutting an
+            /// MSM into pieces adds no windows to sum. A throughput MSM's only: on
+            /// the express lane the piece's own window is used.
+            pub fn msm_piece<'a>(
+                &self,
+                range: Range<usize>,
+                scalars: impl Into<Scalars<'a>>,
+                whole: usize,
+            ) -> Result<$proj> {
                 let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
                     return Err(invalid_argument(format!("MSM range {range:?} outside {} resident bases", self.len)));
+                }
+                if whole > self.len {
+                    return Err(invalid_argument(format!("an MSM of {whole} points over {} resident bases", self.len)));
                 }
                 if scalars.len() != range.len() {
                     return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), range.len())));
@@ -92,13 +109,15 @@ macro_rules! resident {
                 // before the call returns, or the handle of a `DeviceScalars`
                 // on this device and a first scalar whose range the C side
                 // checks against the vector's length; the borrow in `scalars`
-                // keeps either alive for the call. `out` is a live local of sppark's Jacobian
-                // layout; the C side writes only it.
+                // keeps either alive for the call. `whole` only sizes the
+                // window (checked above, and by the C side). `out` is a live
+                // local of sppark's Jacobian layout; the C side writes only it.
                 check(unsafe {
                     ffi::$msm(
                         self.handle.as_ptr(),
                         range.start,
                         range.len(),
+                        whole,
                         host_scalars,
                         dev_scalars,
                         dev_start,

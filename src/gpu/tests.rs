@@ -592,6 +592,37 @@ fn bit_scalars_split_equals_the_plain_msm() {
     assert_eq!(r2.msm(0..n, &d).unwrap(), G2Projective::multi_exp(&proj2, &bits), "G2 vs blstrs");
 }
 
+/// A piece of a long MSM run with the whole's Pippenger window (wider than its own: 12 bits
+/// against 10 here) equals blstrs, from host and from device scalars (G1's split and plain
+/// MSMs) and in G2; a window for more points than the bases is an argument error.
+#[test]
+fn a_piece_with_the_whole_window_equals_blstrs() {
+    if !have_gpu("a_piece_with_the_whole_window_equals_blstrs") {
+        return;
+    }
+    let n = (1 << 20) + 77;
+    let (len, off) = (1 << 18, 1000);
+    let bases = many_g1(n);
+    let r = ResidentG1::new(0, &bases).unwrap();
+    let proj: Vec<G1Projective> = bases[off..off + len].iter().map(|p| p.to_curve()).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let random: Vec<Scalar> = (0..len).map(|_| Scalar::random(&mut rng)).collect();
+    let bits: Vec<Scalar> = (0..len).map(|i| if i % 3 == 0 { Scalar::ONE } else { Scalar::ZERO }).collect();
+    for (what, s) in [("random", &random), ("bits", &bits)] {
+        let want = G1Projective::multi_exp(&proj, s);
+        assert_eq!(r.msm_piece(off..off + len, &s[..], n).unwrap(), want, "{what}, host scalars");
+        let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
+        assert_eq!(r.msm_piece(off..off + len, &d, n).unwrap(), want, "{what}, device scalars");
+    }
+    assert!(r.msm_piece(off..off + len, &random[..], n + 1).is_err(), "a window past the bases");
+
+    let g2 = many_g2(len);
+    let r2 = ResidentG2::new(0, &g2).unwrap();
+    let proj2: Vec<G2Projective> = g2[..len / 4].iter().map(|p| p.to_curve()).collect();
+    let want = G2Projective::multi_exp(&proj2, &random[..len / 4]);
+    assert_eq!(r2.msm_piece(0..len / 4, &random[..len / 4], len).unwrap(), want, "G2");
+}
+
 #[test]
 #[ignore]
 fn gpu_primitive_timings() {

@@ -117,7 +117,8 @@ pub fn evict_unloaded() {
 }
 
 /// `Σ scalars · bases[range]` on the device, `bases` resident (the `query`
-/// of the device's copy) or streamed from `host`.
+/// of the device's copy) or streamed from `host`; `range` is a piece of an MSM of `whole`
+/// points, whose window a resident MSM takes (a streamed one, the fallback, its own).
 fn device_msm_g1(
     device: u32,
     placed: &Placement,
@@ -125,9 +126,10 @@ fn device_msm_g1(
     host: &[G1Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
+    whole: usize,
 ) -> Result<G1Projective> {
     Ok(match placed {
-        Placement::Resident(srs) => query(srs).msm(range, s)?,
+        Placement::Resident(srs) => query(srs).msm_piece(range, s, whole)?,
         Placement::Streamed => gpu::msm_g1_host(device as usize, &host[range], s)?,
     })
 }
@@ -139,28 +141,60 @@ fn device_msm_g2(
     host: &[G2Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
+    whole: usize,
 ) -> Result<G2Projective> {
     Ok(match placed {
-        Placement::Resident(srs) => srs.b_g2.msm(range, s)?,
+        Placement::Resident(srs) => srs.b_g2.msm_piece(range, s, whole)?,
         Placement::Streamed => gpu::msm_g2_host(device as usize, &host[range], s)?,
     })
 }
 
-/// The most points a throughput MSM takes in one step: a longer one is cut into pieces with a
-/// [`gpu::Turn::step`] before each (and the pieces' sums added), so that a critical stage
-/// arriving on the device waits for a piece of each running throughput MSM (~0.3 s on an
-/// H200 at 2^25) rather than the whole MSM of a 2^26-2^27 partition. Below 2^25 points nothing
-/// is cut; a critical stage's MSMs never are.
-const MSM_PIECE: usize = 1 << 25;
+/// How long a throughput MSM runs before a critical stage on its device may go first: an MSM
+/// of more than [`MIN_PIECE`] points is cut into pieces of half its length, at least
+/// `MIN_PIECE` and at most [`max_piece`], with a [`gpu::Turn::step`] before each (and the
+/// pieces' sums added). A critical stage arriving on the device then shares the SMs with the
+/// rest of one piece of each running partition: sppark's MSM kernels hold every SM for the
+/// length of one of its batches, and its host loop queues the next batch at once. Each piece
+/// keeps the whole MSM's Pippenger window, so it runs as two of the whole's batches: cutting
+/// costs a host round trip per piece, not extra windows. A critical stage's MSMs are never cut.
+const MIN_PIECE: usize = 1 << 23;
 
-/// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step of
-/// `turn` before each, summed.
+/// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is two batches of sppark's
+/// (2^24 points each at its widest window).
+const MAX_PIECE_LG: u32 = 25;
+
+/// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, read
+/// once; 25 when unset or out of range). Smaller pieces shorten a critical proof's wait beside
+/// 2^26-2^27 partitions; larger ones cost those partitions fewer host round trips.
+fn max_piece() -> usize {
+    static LG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    1 << *LG.get_or_init(|| {
+        let var = std::env::var("CUZK_MSM_PIECE_MAX_LG");
+        match var.as_deref().map(str::parse::<u32>) {
+            Err(_) => MAX_PIECE_LG,
+            Ok(Ok(lg)) if (23..=30).contains(&lg) => lg,
+            Ok(_) => {
+                log::warn!("CUZK_MSM_PIECE_MAX_LG={var:?} is not a number from 23 to 30: using {MAX_PIECE_LG}");
+                MAX_PIECE_LG
+            }
+        }
+    })
+}
+
+/// The piece length of a throughput MSM of `n` points ([`MIN_PIECE`]).
+fn piece_of(n: usize) -> usize {
+    n.div_ceil(2).clamp(MIN_PIECE, max_piece().max(MIN_PIECE))
+}
+
+/// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step
+/// of `turn` before each, summed; `msm` gets each piece's range and scalars and the whole's
+/// length.
 fn in_pieces<P: group::Group>(
     turn: &gpu::Turn,
     piece: usize,
     range: std::ops::Range<usize>,
     s: Scalars,
-    msm: impl Fn(std::ops::Range<usize>, Scalars) -> Result<P>,
+    msm: impl Fn(std::ops::Range<usize>, Scalars, usize) -> Result<P>,
 ) -> Result<P> {
     let n = range.len();
     let wrong = || Error::Gpu(format!("{} scalars for {n} bases", s.len()));
@@ -173,7 +207,7 @@ fn in_pieces<P: group::Group>(
         let end = n.min(at.saturating_add(piece.max(1)));
         let part = s.part(at..end).ok_or_else(wrong)?;
         turn.step();
-        sum += msm(range.start + at..range.start + end, part)?;
+        sum += msm(range.start + at..range.start + end, part, n)?;
         at = end;
         if at == n {
             return Ok(sum);
@@ -209,7 +243,7 @@ fn device_matrices(device: u32, pce: &Pce) -> Result<Arc<DeviceMatrices>> {
 /// (launches, then its final sums on the host) and three of them per proof held the device
 /// for nothing. A throughput stage lets critical stages on the device go first before each
 /// step ([`gpu::Turn`]: the witness upload and SpMV, the NTTs, each piece of each MSM:
-/// [`MSM_PIECE`]). A critical stage's device work runs on the device's express lane.
+/// [`MIN_PIECE`]). A critical stage's device work runs on the device's express lane.
 pub fn proof_parts(
     device: u32,
     urgency: Urgency,
@@ -219,7 +253,7 @@ pub fn proof_parts(
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
     let turn = gpu::Turn::begin(device as usize, urgency);
-    let piece = if urgency == Urgency::Critical { usize::MAX } else { MSM_PIECE };
+    let piece = |n| if urgency == Urgency::Throughput { piece_of(n) } else { usize::MAX };
     turn.step();
     let placed = placement(device, pce, params)?;
     let matrices = device_matrices(device, pce)?;
@@ -241,9 +275,12 @@ pub fn proof_parts(
         Ok((h, aux))
     })?;
     let m1 = h_coeffs.len();
-    let g1 = |query: fn(&DeviceSrs) -> &ResidentG1, host: &[G1Affine], range, s: Scalars<'_>| {
-        in_pieces(&turn, piece, range, s, |r, s| device_msm_g1(device, &placed, query, host, r, s))
-    };
+    let g1 =
+        |query: fn(&DeviceSrs) -> &ResidentG1, host: &[G1Affine], range: std::ops::Range<usize>, s: Scalars<'_>| {
+            in_pieces(&turn, piece(range.len()), range, s, |r, s, whole| {
+                device_msm_g1(device, &placed, query, host, r, s, whole)
+            })
+        };
     let h = timed(&mut t.msm_h, || g1(|d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
     drop(h_coeffs);
 
@@ -271,8 +308,8 @@ pub fn proof_parts(
     drop(aux);
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        let device_part = in_pieces(&turn, piece, nbi..nb, (&b_aux).into(), |r, s| {
-            device_msm_g2(device, &placed, &params.b_g2, r, s)
+        let device_part = in_pieces(&turn, piece(nb - nbi), nbi..nb, (&b_aux).into(), |r, s, whole| {
+            device_msm_g2(device, &placed, &params.b_g2, r, s, whole)
         })?;
         Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + device_part)
     })?;
@@ -341,17 +378,30 @@ mod tests {
         let tail = bases.msm(10..n, &s[10..]).unwrap();
         let turn = gpu::Turn::begin(0, Urgency::Throughput);
         for piece in [777, 4096, n - 1, n, usize::MAX] {
-            let cut = in_pieces(&turn, piece, 0..n, (&d).into(), |r, s| Ok(bases.msm(r, s)?)).unwrap();
+            let cut = in_pieces(&turn, piece, 0..n, (&d).into(), |r, s, w| Ok(bases.msm_piece(r, s, w)?)).unwrap();
             assert_eq!(cut, whole, "device scalars in pieces of {piece}");
-            let cut = in_pieces(&turn, piece, 10..n, Scalars::Host(&s[10..]), |r, s| Ok(bases.msm(r, s)?)).unwrap();
+            let cut = in_pieces(&turn, piece, 10..n, Scalars::Host(&s[10..]), |r, s, w| Ok(bases.msm_piece(r, s, w)?))
+                .unwrap();
             assert_eq!(cut, tail, "host scalars in pieces of {piece}");
         }
         for wrong in [&s[1..], &s[..n - 1]] {
-            assert!(in_pieces(&turn, 1000, 1..n, Scalars::Host(wrong), |r, s| Ok(bases.msm(r, s)?)).is_ok());
-            assert!(in_pieces(&turn, 1000, 0..n, Scalars::Host(wrong), |r, s| Ok(bases.msm(r, s)?)).is_err());
+            assert!(in_pieces(&turn, 1000, 1..n, Scalars::Host(wrong), |r, s, _| Ok(bases.msm(r, s)?)).is_ok());
+            assert!(in_pieces(&turn, 1000, 0..n, Scalars::Host(wrong), |r, s, _| Ok(bases.msm(r, s)?)).is_err());
         }
         let long = Scalars::Host(&s);
-        assert!(in_pieces(&turn, 1000, 1..n, long, |r, s| Ok(bases.msm(r, s)?)).is_err(), "more scalars than bases");
+        assert!(in_pieces(&turn, 1000, 1..n, long, |r, s, _| Ok(bases.msm(r, s)?)).is_err(), "more scalars than bases");
+    }
+
+    /// Throughput MSMs are cut from 2^23 points on, in halves of at most the longest piece.
+    #[test]
+    fn pieces_are_halves_between_the_bounds() {
+        assert_eq!(max_piece(), 1 << 25, "CUZK_MSM_PIECE_MAX_LG unset in tests");
+        for (n, want) in [(1000, MIN_PIECE), (1 << 23, 1 << 23), ((1 << 23) + 1, 1 << 23), (1 << 24, 1 << 23)] {
+            assert_eq!(piece_of(n), want, "n = {n}");
+        }
+        assert_eq!(piece_of(3 << 23), 3 << 22);
+        assert_eq!(piece_of(1 << 26), 1 << 25);
+        assert_eq!(piece_of(1 << 27), 1 << 25);
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,
