@@ -155,8 +155,9 @@ fn device_msm_g2(
 /// pieces' sums added). A critical stage arriving on the device then shares the SMs with the
 /// rest of one piece of each running partition: sppark's MSM kernels hold every SM for the
 /// length of one of its batches, and its host loop queues the next batch at once. Each piece
-/// keeps the whole MSM's Pippenger window, so it runs as two of the whole's batches: cutting
-/// costs a host round trip per piece, not extra windows. A critical stage's MSMs are never cut.
+/// keeps the whole MSM's Pippenger window, so a half runs as two of the whole's batches (one
+/// sorted while the other accumulates, as in the whole): cutting costs a host round trip per
+/// piece, not extra windows. A critical stage's MSMs are never cut.
 const MIN_PIECE: usize = 1 << 23;
 
 /// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is two batches of sppark's
@@ -243,7 +244,7 @@ fn device_matrices(device: u32, pce: &Pce) -> Result<Arc<DeviceMatrices>> {
 /// (launches, then its final sums on the host) and three of them per proof held the device
 /// for nothing. A throughput stage lets critical stages on the device go first before each
 /// step ([`gpu::Turn`]: the witness upload and SpMV, the NTTs, each piece of each MSM:
-/// [`MIN_PIECE`]). A critical stage's device work runs on the device's express lane.
+/// [`piece_of`]). A critical stage's device work runs on the device's express lane.
 pub fn proof_parts(
     device: u32,
     urgency: Urgency,
