@@ -164,17 +164,17 @@ const MIN_PIECE: usize = 1 << 23;
 /// (2^24 points each at its widest window).
 const MAX_PIECE_LG: u32 = 25;
 
-/// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, read
-/// once; 25 when unset or out of range). Smaller pieces shorten a critical proof's wait beside
+/// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, so never
+/// below [`MIN_PIECE`]; read once; 25 when unset, and 25 with a warning when set to anything else). Smaller pieces shorten a critical proof's wait beside
 /// 2^26-2^27 partitions; larger ones cost those partitions fewer host round trips.
 fn max_piece() -> usize {
     static LG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     1 << *LG.get_or_init(|| {
         let var = std::env::var("CUZK_MSM_PIECE_MAX_LG");
         match var.as_deref().map(str::parse::<u32>) {
-            Err(_) => MAX_PIECE_LG,
+            Err(std::env::VarError::NotPresent) => MAX_PIECE_LG,
             Ok(Ok(lg)) if (23..=30).contains(&lg) => lg,
-            Ok(_) => {
+            _ => {
                 log::warn!("CUZK_MSM_PIECE_MAX_LG={var:?} is not a number from 23 to 30: using {MAX_PIECE_LG}");
                 MAX_PIECE_LG
             }
@@ -184,7 +184,7 @@ fn max_piece() -> usize {
 
 /// The piece length of a throughput MSM of `n` points ([`MIN_PIECE`]).
 fn piece_of(n: usize) -> usize {
-    n.div_ceil(2).clamp(MIN_PIECE, max_piece().max(MIN_PIECE))
+    n.div_ceil(2).clamp(MIN_PIECE, max_piece())
 }
 
 /// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step
