@@ -10,6 +10,7 @@
 
 #include "msm.cuh"
 #include <msm/pippenger.cuh>
+#include "msm_wide.cuh"
 #include <cstring>
 #include <mutex>
 
@@ -151,11 +152,14 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // |resident|, else in host memory; the scalars are |dev_scalars| from
 // |dev_start| on (on this device, n of them) when given, else |host_scalars|.
 // A throughput MSM is a piece of one of |window_n| points (run_msm: its
-// window); an express one is never cut.
+// window); an express one is never cut. A throughput G1 MSM over resident
+// bases and device scalars that are not mostly bits runs wide_msm with a
+// |wbits|-bit window when |wbits| is not 0. |wbits| is 0, or in G1 10 to 26
+// (an argument error otherwise); every other MSM ignores it.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
                      bool resident, size_t n, size_t window_n, const scalar_t* host_scalars,
-                     const scalars_t* dev_scalars, size_t dev_start)
+                     const scalars_t* dev_scalars, size_t dev_start, uint32_t wbits = 0)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
     CUZK_TRY_ON(device_id, lane, {
@@ -170,12 +174,21 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
         const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d + dev_start : nullptr;
+        if (wbits != 0 && (bucket_t::degree != 1 || wbits < WIDE_MIN_BITS || wbits > 26))
+            return RustError{-cudaErrorInvalidValue,
+                             "cuzk: a wide window is for G1, of 10 to 26 bits"};
         if constexpr (bucket_t::degree == 1) {
-            if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT && n >= BITS_MIN) {
-                bool done = false;
-                RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
-                if (err.code != cudaSuccess || done)
-                    return err;
+            if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT) {
+                if (n >= BITS_MIN) {
+                    bool done = false;
+                    RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
+                    if (err.code != cudaSuccess || done)
+                        return err;
+                }
+                if (wbits != 0) {
+                    wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits);
+                    return RustError{cudaSuccess};
+                }
             }
         }
         RustError err = lane == LANE_EXPRESS
@@ -189,7 +202,7 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
 
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, size_t n,
-                              size_t window_n, const scalar_t* host_scalars,
+                              size_t window_n, uint32_t wbits, const scalar_t* host_scalars,
                               const scalars_t* dev_scalars, size_t dev_start, point_t* out)
 {
     if (bases == nullptr)
@@ -199,7 +212,7 @@ static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, si
     if (window_n > bases->len)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM window for more points than the bases"};
     return msm<bucket_t>(bases->device_id, out, bases->d + start, true, n, window_n,
-                         host_scalars, dev_scalars, dev_start);
+                         host_scalars, dev_scalars, dev_start, wbits);
 }
 
 typedef dev_vec_t<affine_t> g1_bases_t;
@@ -220,22 +233,23 @@ CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
 {   delete bases;   }
 
 // Bases[start..start + n]: a piece of an MSM of |window_n| points (at most
-// the bases' length; n or less for a whole one). The scalars: |host_scalars|
-// in host memory, or |dev_scalars| from |dev_start| on, on the bases' device
-// (then host_scalars is ignored).
+// the bases' length; n or less for a whole one), in G1 with cuzk's driver and
+// a |wbits|-bit window when |wbits| is not 0 (msm). The scalars:
+// |host_scalars| in host memory, or |dev_scalars| from |dev_start| on, on
+// the bases' device (then host_scalars is ignored).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
-                                                  size_t n, size_t window_n,
+                                                  size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, point_t* out)
-{   return msm_resident<bucket_t>(bases, start, n, window_n, host_scalars, dev_scalars, dev_start, out);   }
+{   return msm_resident<bucket_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
-                                                  size_t n, size_t window_n,
+                                                  size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, point_fp2_t* out)
-{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, host_scalars, dev_scalars, dev_start, out);   }
+{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
 
 // Bases streamed from host memory: the fallback when a query does not fit.
 CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points,

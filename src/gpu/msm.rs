@@ -90,6 +90,20 @@ macro_rules! resident {
                 scalars: impl Into<Scalars<'a>>,
                 whole: usize,
             ) -> Result<$proj> {
+                self.msm_with(range, scalars, whole, 0)
+            }
+
+            /// [`Self::msm_piece`], in G1 with a Pippenger window of `wbits` bits (10 to
+            /// 26) by cuzk's own driver (`cuda/msm_wide.cuh`) when `wbits` is not 0 and the
+            /// scalars are on the device, of the throughput lane and not mostly bits. Any
+            /// other `wbits` is an argument error (in G2: any but 0).
+            pub fn msm_with<'a>(
+                &self,
+                range: Range<usize>,
+                scalars: impl Into<Scalars<'a>>,
+                whole: usize,
+                wbits: u32,
+            ) -> Result<$proj> {
                 let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
                     return Err(invalid_argument(format!("MSM range {range:?} outside {} resident bases", self.len)));
@@ -109,8 +123,8 @@ macro_rules! resident {
                 // before the call returns, or the handle of a `DeviceScalars`
                 // on this device and a first scalar whose range the C side
                 // checks against the vector's length; the borrow in `scalars`
-                // keeps either alive for the call. `whole` only sizes the
-                // window (checked above, and by the C side). `out` is a live
+                // keeps either alive for the call. `whole` and `wbits` only
+                // size the window (checked above, and by the C side). `out` is a live
                 // local of sppark's Jacobian layout; the C side writes only it.
                 check(unsafe {
                     ffi::$msm(
@@ -118,6 +132,7 @@ macro_rules! resident {
                         range.start,
                         range.len(),
                         whole,
+                        wbits,
                         host_scalars,
                         dev_scalars,
                         dev_start,

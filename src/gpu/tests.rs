@@ -10,6 +10,7 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use rayon::prelude::*;
+use std::ops::Range;
 use std::time::Instant;
 
 fn have_gpu(test: &str) -> bool {
@@ -539,6 +540,17 @@ fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
     v
 }
 
+/// `n` distinct G1 bases, four of them at infinity (the first, the last and two between), and
+/// their resident copy on device 0.
+fn resident_with_infinities(n: usize) -> (Vec<G1Affine>, ResidentG1) {
+    let mut bases = many_g1(n);
+    for i in [0, 5, n / 2, n - 1] {
+        bases[i] = G1Affine::identity();
+    }
+    let r = ResidentG1::new(0, &bases).unwrap();
+    (bases, r)
+}
+
 /// Mostly bit-valued device scalars (a witness's aux) take the split MSM in G1: the ones'
 /// bases summed by a bitmap batch addition, the other values through Pippenger. Bits with a
 /// few others, all ones, all zeros, and too many others (the plain MSM) all equal the same MSM
@@ -549,11 +561,7 @@ fn bit_scalars_split_equals_the_plain_msm() {
         return;
     }
     let n = (1 << 20) + 77;
-    let mut bases = many_g1(n);
-    for i in [0, 5, n / 2, n - 1] {
-        bases[i] = G1Affine::identity();
-    }
-    let r = ResidentG1::new(0, &bases).unwrap();
+    let (bases, r) = resident_with_infinities(n);
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut mixed = |other_every: usize| -> Vec<Scalar> {
         (0..n)
@@ -621,6 +629,84 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
     let proj2: Vec<G2Projective> = g2[..len / 4].iter().map(|p| p.to_curve()).collect();
     let want = G2Projective::multi_exp(&proj2, &random[..len / 4]);
     assert_eq!(r2.msm_piece(0..len / 4, &random[..len / 4], len).unwrap(), want, "G2");
+}
+
+/// cuzk's own Pippenger driver (`msm_with` a window) equals blstrs at every kind of window:
+/// full top windows (17 bits), top windows of a few bits (19, 21, 23), of more (20, 22), and
+/// the narrowest (10), which take every branch of the bucket reduction's levels; over the
+/// special scalars (0, 1, −1, small ones), bases at infinity, and a piece of the device
+/// scalars. Windows outside 10-26 bits, and any in G2, are argument errors.
+#[test]
+fn wide_windows_equal_blstrs() {
+    if !have_gpu("wide_windows_equal_blstrs") {
+        return;
+    }
+    let n = (1 << 20) + 77;
+    let (bases, r) = resident_with_infinities(n);
+    let s = scalars(n, 23);
+    let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
+    let proj: Vec<G1Projective> = bases.iter().map(|p| p.to_curve()).collect();
+    let want = G1Projective::multi_exp(&proj, &s);
+    let (len, off) = (1 << 19, 333);
+    let want_piece = G1Projective::multi_exp(&proj[..len], &s[off..off + len]);
+    for wbits in [10, 17, 19, 20, 21, 22, 23] {
+        assert_eq!(r.msm_with(0..n, &d, n, wbits).unwrap(), want, "{wbits}-bit window");
+        let piece = Scalars::Device(&d, off..off + len);
+        assert_eq!(r.msm_with(0..len, piece, n, wbits).unwrap(), want_piece, "{wbits}-bit window, a piece");
+    }
+    for wbits in [9, 27] {
+        assert!(r.msm_with(0..n, &d, n, wbits).is_err(), "a {wbits}-bit window");
+    }
+    let g2 = many_g2(1 << 10);
+    let r2 = ResidentG2::new(0, &g2).unwrap();
+    assert!(r2.msm_with(0..1 << 10, &s[..1 << 10], 1 << 10, 20).is_err(), "a wide window in G2");
+}
+
+/// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
+/// pieces of 2^25 and of 2^24, sppark's with the whole's window) by sppark's msm_t and by
+/// cuzk's driver (`msm_with`) at each window of `CUZK_BENCH_WBITS` (default 18,20,21,22), then the whole at
+/// once (batches of 2^25): seconds per MSM, the first call and the best of two more, every
+/// result compared with sppark's.
+/// `CUZK_BENCH_LG=27 cuzk-lib-tests --ignored --nocapture wide_window_timings`
+#[test]
+#[ignore]
+fn wide_window_timings() {
+    if !have_gpu("wide_window_timings") {
+        return;
+    }
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let lg: u32 = env("CUZK_BENCH_LG", "27").parse().unwrap();
+    let windows: Vec<u32> = env("CUZK_BENCH_WBITS", "18,20,21,22").split(',').map(|w| w.parse().unwrap()).collect();
+    let n = 1usize << lg;
+    let t = Instant::now();
+    let tile = many_g1(1 << 20);
+    let bases: Vec<G1Affine> = (0..n).map(|i| tile[i % tile.len()]).collect();
+    let r = ResidentG1::new(0, &bases).unwrap();
+    drop(bases);
+    let d = DeviceScalars::upload(0, Urgency::Throughput, &random_scalars(n, 5)).unwrap();
+    eprintln!("2^{lg} bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
+    let in_pieces = |piece: usize, f: &dyn Fn(Range<usize>) -> G1Projective| {
+        (0..n).step_by(piece).map(|at| f(at..at + piece.min(n - at))).sum::<G1Projective>()
+    };
+    println!("| 2^{lg} random scalars | first s | best of 2 s | equal |");
+    println!("|---|---|---|---|");
+    let mut want = None;
+    for piece_lg in [25u32, 24].into_iter().filter(|&p| p <= lg) {
+        let piece = 1usize << piece_lg;
+        let (first, best, got) =
+            time(2, || in_pieces(piece, &|p| r.msm_piece(p.clone(), Scalars::Device(&d, p), n).unwrap()));
+        println!("| sppark msm_t, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | - |");
+        let want = *want.get_or_insert(got);
+        for &w in &windows {
+            let (first, best, got) =
+                time(2, || in_pieces(piece, &|p| r.msm_with(p.clone(), Scalars::Device(&d, p), n, w).unwrap()));
+            println!("| msm_wide {w} bits, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | {} |", got == want);
+        }
+    }
+    for &w in &windows {
+        let (first, best, got) = time(2, || r.msm_with(0..n, &d, n, w).unwrap());
+        println!("| msm_wide {w} bits, whole | {first:.3} | {best:.3} | {} |", Some(got) == want);
+    }
 }
 
 #[test]

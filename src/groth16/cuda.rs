@@ -129,7 +129,7 @@ fn device_msm_g1(
     whole: usize,
 ) -> Result<G1Projective> {
     Ok(match placed {
-        Placement::Resident(srs) => query(srs).msm_piece(range, s, whole)?,
+        Placement::Resident(srs) => query(srs).msm_with(range, s, whole, window_bits(whole))?,
         Placement::Streamed => gpu::msm_g1_host(device as usize, &host[range], s)?,
     })
 }
@@ -153,15 +153,16 @@ fn device_msm_g2(
 /// of more than [`MIN_PIECE`] points is cut into pieces of half its length, at least
 /// `MIN_PIECE` and at most [`max_piece`], with a [`gpu::Turn::step`] before each (and the
 /// pieces' sums added). A critical stage arriving on the device then shares the SMs with the
-/// rest of one piece of each running partition: sppark's MSM kernels hold every SM for the
-/// length of one of its batches, and its host loop queues the next batch at once. Each piece
-/// keeps the whole MSM's Pippenger window, so a half runs as two of the whole's batches (one
-/// sorted while the other accumulates, as in the whole): cutting costs a host round trip per
-/// piece, not extra windows. A critical stage's MSMs are never cut.
+/// rest of one piece of each running partition: the MSM's accumulation kernel holds every SM
+/// for one batch, and the next batch is queued at once. Each piece keeps the whole MSM's
+/// Pippenger window: with sppark's msm_t a half runs as two of the whole's batches (of 2^24
+/// points at 2^26-2^27), with cuzk's driver ([`window_bits`]) as one batch of its own, so
+/// cutting costs a host round trip per piece, not extra windows. A critical stage's MSMs are
+/// never cut.
 const MIN_PIECE: usize = 1 << 23;
 
-/// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is two batches of sppark's
-/// (2^24 points each at its widest window).
+/// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is one batch of cuzk's
+/// driver (two of sppark's at its widest window).
 const MAX_PIECE_LG: u32 = 25;
 
 /// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, so never
@@ -185,6 +186,38 @@ fn max_piece() -> usize {
 /// The piece length of a throughput MSM of `n` points ([`MIN_PIECE`]).
 fn piece_of(n: usize) -> usize {
     n.div_ceil(2).clamp(MIN_PIECE, max_piece())
+}
+
+/// The default of [`window_bits`]: the Pippenger window of cuzk's own MSM driver for G1 MSMs
+/// of at least [`WIDE_FROM`] points.
+const WIDE_BITS: u32 = 18;
+
+/// The shortest G1 MSM that takes cuzk's own driver ([`window_bits`]).
+const WIDE_FROM: usize = 1 << 26;
+
+/// The Pippenger window of a throughput G1 MSM of `whole` points over device scalars that are
+/// not mostly bits (H, a dense witness): [`WIDE_BITS`] by cuzk's own driver
+/// (`cuda/msm_wide.cuh`: the buckets reduced on every SM, batches of up to 2^25 points) from
+/// [`WIDE_FROM`] points on, else 0, sppark's msm_t (its window at most 18 bits).
+/// `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such MSM: 0 for sppark's, or 10
+/// to 26 bits for cuzk's; anything else is warned about and ignored. A wider window adds each
+/// point to fewer buckets and needs more of them: 2^(bits - 1) per window, 192 B each. At 18
+/// bits a piece of 2^25 points needs about 3 GB of scratch, within [`working_set`]'s allowance;
+/// on an H200, 19 and 20 bits were as fast and wider ones slower (BENCHMARKS.md).
+fn window_bits(whole: usize) -> u32 {
+    static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        let var = std::env::var("CUZK_MSM_WINDOW_BITS");
+        match var.as_deref().map(str::parse::<u32>) {
+            Err(std::env::VarError::NotPresent) => None,
+            Ok(Ok(bits)) if bits == 0 || (10..=26).contains(&bits) => Some(bits),
+            _ => {
+                log::warn!("CUZK_MSM_WINDOW_BITS={var:?} is not 0 or a number from 10 to 26: ignored");
+                None
+            }
+        }
+    });
+    forced.unwrap_or(if whole >= WIDE_FROM { WIDE_BITS } else { 0 })
 }
 
 /// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step
@@ -403,6 +436,15 @@ mod tests {
         assert_eq!(piece_of(3 << 23), 3 << 22);
         assert_eq!(piece_of(1 << 26), 1 << 25);
         assert_eq!(piece_of(1 << 27), 1 << 25);
+    }
+
+    /// G1 MSMs of 2^26 points and more take cuzk's driver at the default window, shorter ones
+    /// sppark's.
+    #[test]
+    fn long_msms_take_the_wide_window() {
+        assert_eq!(window_bits(WIDE_FROM - 1), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
+        assert_eq!(window_bits(WIDE_FROM), WIDE_BITS);
+        assert_eq!(window_bits(1 << 27), WIDE_BITS);
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,

@@ -1,0 +1,216 @@
+// A Pippenger driver of our own over sppark's MSM kernels (breakdown, sort,
+// batch_addition, accumulate), for long G1 MSMs of the throughput lane.
+// sppark's msm_t never takes a window wider than 18 bits, so a 255-bit
+// scalar costs 15 bucket additions per point however many points there are,
+// and it reduces each window's buckets in one block (integrate), which makes
+// a wider window cost more than it saves. Here the buckets are reduced by
+// every SM (segment_sums), and a batch is as long as 2^25 points: at 2^26 and
+// more points a wider window (13 additions per point at 20 bits, 12 at 22)
+// costs less.
+//
+// Included by msm.cu after <msm/pippenger.cuh>, so the kernels are msm.cu's
+// instantiations: accumulate hands out buckets from a counter per instance
+// and stream id, and this driver launches it with stream id 0 on the lane's
+// stream 0, where sppark's msm_t launches its own with id 0 too: the two
+// never run at once.
+
+#ifndef __CUZK_MSM_WIDE_CUH__
+#define __CUZK_MSM_WIDE_CUH__
+
+#include <vector>
+
+// Scalars per batch: digits take 4 B per point and window, sort's scratch 16 B.
+constexpr size_t WIDE_BATCH_MAX = (size_t)1 << 25;
+
+// A window's buckets after accumulate: bucket k holds the points of digit
+// (k >> step) + 1, where step is 0 but in the top window of lsbits < wbits
+// bits (sort spreads its digits 2^(wbits - lsbits) apart). The window's sum
+// Q(v, step) = Σ_k ((k >> step) + 1)·v[k] is reduced on the device in two
+// levels of segments, then on the host. For segments of L = 2^l buckets,
+// w[t] = Σ_j ((j >> step) + 1)·v[tL + j] and p[t] = Σ_j v[tL + j] give
+//   Q(v, step) = Σ_t w[t] + 2^max(l - step, 0)·(Q(p, max(step - l, 0)) - Σ_t p[t]),
+// since bucket tL + j's weight is ((tL) >> step) + ((j >> step) + 1).
+constexpr uint32_t LEVEL1_SEGMENTS_LG = 14;   // segments per window, at most
+constexpr uint32_t LEVEL2_SEGMENTS_LG = 8;    // segments per window after level 2
+constexpr uint32_t PLAIN = 31;                // a step no index reaches: w = p
+// The narrowest window: 2^(WIDE_MIN_BITS - 1) buckets fill the last level.
+constexpr uint32_t WIDE_MIN_BITS = LEVEL2_SEGMENTS_LG + 2;
+
+// One level of segment sums over |nrows| rows of 2^row_lg buckets, segments
+// of 2^seg_lg: segment t of row r leaves w and p (above) at r·2^(row_lg -
+// seg_lg) + t, with |step| in every row but the last, which has |top_step|.
+// One thread per segment.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(256) __global__
+void segment_sums(bucket_h* w, bucket_h* p, const bucket_h* v, uint32_t nrows,
+                  uint32_t row_lg, uint32_t seg_lg, uint32_t step, uint32_t top_step)
+{
+    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    if (i >= ((size_t)nrows << (row_lg - seg_lg)))
+        return;
+    const bool top = (i >> (row_lg - seg_lg)) == nrows - 1;
+    const uint32_t mask = (1u << (top ? top_step : step)) - 1;
+    const bucket_h* seg = v + (i << seg_lg);
+    bucket_t from_j, sum;
+    from_j.inf();
+    sum.inf();
+    for (uint32_t j = 1u << seg_lg; j-- > 0;) {
+        bucket_t b = seg[j];
+        from_j.add(b);
+        if ((j & mask) == 0)
+            sum.add(from_j);
+    }
+    w[i] = sum;
+    p[i] = from_j;
+}
+
+template<class point_t> static void times_pow2(point_t& x, uint32_t lg)
+{
+    for (uint32_t i = 0; i < lg; i++)
+        x.dbl();
+}
+
+// a + 2^m_lg·(b - c) on the host.
+template<class bucket_t, class point_t>
+static point_t plus_scaled_difference(const point_t& a, point_t b, bucket_t c, uint32_t m_lg)
+{
+    c.cneg(true);
+    b.add(point_t{c});
+    times_pow2(b, m_lg);
+    b.add(a);
+    return b;
+}
+
+// Q of one window from the device's last level (2^LEVEL2_SEGMENTS_LG segments
+// each of w2, p2 (from level 1's p) and pw (level 1's w, summed plainly)),
+// |step| its buckets' step, l1 and l2 the levels' segment lengths (lg).
+template<class bucket_t, class point_t>
+static point_t window_sum(const bucket_t* w2, const bucket_t* p2, const bucket_t* pw,
+                          uint32_t step, uint32_t l1, uint32_t l2)
+{
+    const uint32_t n = 1u << LEVEL2_SEGMENTS_LG;
+    const uint32_t step1 = step > l1 ? step - l1 : 0;
+    const uint32_t step2 = step1 > l2 ? step1 - l2 : 0;
+    const uint32_t mask2 = step2 >= 32 ? ~0u : (1u << step2) - 1;
+    bucket_t from_t, q2, sum_w2, sum_p2, sum_pw;
+    from_t.inf(); q2.inf(); sum_w2.inf(); sum_p2.inf(); sum_pw.inf();
+    for (uint32_t t = n; t-- > 0;) {
+        from_t.add(p2[t]);
+        if ((t & mask2) == 0)
+            q2.add(from_t);             // Q(p2, step2), one suffix at a time
+        sum_w2.add(w2[t]);
+        sum_pw.add(pw[t]);
+    }
+    sum_p2 = from_t;
+    const point_t q1 = plus_scaled_difference(point_t{sum_w2}, point_t{q2}, sum_p2,
+                                              l2 > step1 ? l2 - step1 : 0);
+    return plus_scaled_difference(point_t{sum_pw}, q1, sum_p2, l1 > step ? l1 - step : 0);
+}
+
+// Σ scalars[i]·points[i] for i < n, both on the device (the scalars in
+// Montgomery form), with |wbits|-bit signed windows (WIDE_MIN_BITS to 26),
+// on |gpu|'s stream 0; in batches of at most WIDE_BATCH_MAX points. Throws
+// on CUDA errors.
+template<class bucket_t, class point_t, class affine_t>
+static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
+                     const scalar_t* scalars, size_t n, uint32_t wbits)
+{
+    typedef typename bucket_t::mem_t bucket_h;
+    typedef typename affine_t::mem_t affine_h;
+    static_assert(bucket_t::degree == 1 && sizeof(bucket_t) == sizeof(bucket_h),
+                  "G1 buckets, copied to the host as they lie");
+    const stream_t& s = gpu[0];
+    const uint32_t nbits = scalar_t::bit_length();
+    const uint32_t nwins = (nbits - 1) / wbits + 1;
+    const uint32_t top = nbits - wbits * (nwins - 1);
+    const size_t row = (size_t)1 << (wbits - 1);
+    const size_t nones = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    const size_t stride = (std::min(n, WIDE_BATCH_MAX) + WARP_SZ - 1) & ~(size_t)(WARP_SZ - 1);
+
+    dev_ptr_t<bucket_h> d_buckets{nwins * row + nones, s};
+    dev_ptr_t<uint32_t> d_hist_mem{nwins * row, s};
+    dev_ptr_t<uint32_t> d_digits_mem{nwins * stride, s};
+    dev_ptr_t<uint2> d_temps_mem{2 * stride, s};
+    vec2d_t<uint32_t> d_hist{&d_hist_mem[0], (uint32_t)row};
+    vec2d_t<uint32_t> d_digits{&d_digits_mem[0], (uint32_t)stride};
+    vec2d_t<uint2> d_temps{&d_temps_mem[0], (uint32_t)stride};
+    bucket_h* d_ones = &d_buckets[nwins * row];
+    // The reduction's levels: at most 2^LEVEL1_SEGMENTS_LG segments of at
+    // least 16 buckets per window, then 2^LEVEL2_SEGMENTS_LG.
+    const uint32_t row_lg = wbits - 1;
+    const uint32_t l1 = std::max(row_lg > LEVEL1_SEGMENTS_LG ? row_lg - LEVEL1_SEGMENTS_LG : 0,
+                                 std::min(4u, row_lg - LEVEL2_SEGMENTS_LG));
+    const uint32_t l2 = row_lg - l1 - LEVEL2_SEGMENTS_LG;
+    const size_t n1 = (size_t)nwins << (row_lg - l1), n2 = (size_t)nwins << LEVEL2_SEGMENTS_LG;
+    dev_ptr_t<bucket_h> d_w1{n1, s}, d_p1{n1, s};
+    // w2, p2, level 1's w summed, and a scratch for the last one's w.
+    dev_ptr_t<bucket_h> d_last{4 * n2, s};
+
+    // sppark's own launch shapes: breakdown and sort on a power of two of
+    // about a third of the SMs, accumulate cooperative on all of them.
+    uint32_t grid = gpu.sm_count() / 3;
+    while (grid & (grid - 1))
+        grid &= grid - 1;
+    const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
+
+    std::vector<bucket_t> last(3 * n2);
+    std::vector<bucket_t> ones(nones);
+    std::vector<point_t> sums(nwins);
+    out->inf();
+    // On a throw, the copies queued into host memory finish before it is freed.
+    try {
+        for (size_t at = 0; at < n; at += stride) {
+            const size_t len = std::min(stride, n - at);
+            breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(
+                d_digits, &scalars[at], len, nwins, wbits, true);
+            CUDA_OK(cudaGetLastError());
+            // Windows sorted two at a time; the top one has |top| bits.
+            for (uint32_t win = 0; win < nwins; win += 2) {
+                const uint32_t lsbits0 = (win == nwins - 1 ? top : wbits) - 1;
+                const uint32_t lsbits1 = (win + 1 == nwins - 1 ? top : wbits) - 1;
+                const uint32_t pair = win + 1 < nwins ? 2 : 1;
+                s.launch_coop(sort, dim3(grid, pair), dim3(SORT_BLOCKDIM), sort_shared,
+                              d_digits, len, win, d_temps, d_hist, wbits - 1, lsbits0, lsbits1);
+            }
+            // accumulate's points are not declared const; no kernel writes them.
+            affine_h* p = reinterpret_cast<affine_h*>(const_cast<affine_t*>(&points[at]));
+            // Window 0's bucket 0 (its ± ones), left empty by accumulate.
+            batch_addition<bucket_t><<<gpu.sm_count(), BATCH_ADD_BLOCK_SIZE, 0, s>>>(
+                d_ones, p, len, &d_digits[0][0], d_hist[0][0]);
+            CUDA_OK(cudaGetLastError());
+            s.launch_coop(accumulate<bucket_t, affine_h>, dim3(gpu.sm_count()), dim3(0), (size_t)0,
+                          &d_buckets[0], nwins, wbits, p, d_digits, d_hist, 0u);
+            const uint32_t top_step = wbits - top;
+            segment_sums<bucket_t><<<blocks_for(nwins << (row_lg - l1)), 256, 0, s>>>(
+                &d_w1[0], &d_p1[0], &d_buckets[0], nwins, row_lg, l1, 0u, top_step);
+            segment_sums<bucket_t><<<blocks_for(nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
+                &d_last[0], &d_last[n2], &d_p1[0], nwins, row_lg - l1, l2, 0u,
+                top_step > l1 ? top_step - l1 : 0u);
+            segment_sums<bucket_t><<<blocks_for(nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
+                &d_last[3 * n2], &d_last[2 * n2], &d_w1[0], nwins, row_lg - l1, l2, PLAIN, PLAIN);
+            CUDA_OK(cudaGetLastError());
+            s.DtoH(&last[0], &d_last[0], 3 * n2);
+            s.DtoH(ones, d_ones);
+            s.sync();
+
+            gpu.par_map(nwins, 1, [&](size_t y) {
+                const size_t first = y << LEVEL2_SEGMENTS_LG;
+                sums[y] = window_sum<bucket_t, point_t>(&last[first], &last[n2 + first],
+                                                        &last[2 * n2 + first],
+                                                        y == nwins - 1 ? top_step : 0, l1, l2);
+            });
+            point_t batch = sums[nwins - 1];
+            for (uint32_t y = nwins - 1; y-- > 0;) {
+                times_pow2(batch, wbits);
+                batch.add(sums[y]);
+            }
+            batch.add(point_t{sum_up(ones)});
+            out->add(batch);
+        }
+    } catch (...) {
+        (void)cudaStreamSynchronize(s);
+        throw;
+    }
+}
+
+#endif
