@@ -1,25 +1,25 @@
 // A Pippenger driver of our own over sppark's MSM kernels (breakdown, sort,
-// batch_addition, accumulate), for long G1 MSMs of the throughput lane.
-// sppark's msm_t cuts an MSM into batches of at most 2^24 points, with a host
-// round trip and a reduction of every window's buckets after each, that
-// reduction in one block per window (integrate). Here a batch is as long as
-// 2^25 points and its buckets are reduced by every SM (segment_sums): 0.89x
-// sppark's time for 2^26-2^27 random scalars on an H200 at the same 18-bit
-// window. The window is a parameter; on the H200 19 and 20 bits were as fast
-// and wider ones slower (fewer points per bucket, wider digits to sort).
+// batch_addition), for long G1 MSMs of the throughput lane. sppark's msm_t
+// cuts an MSM into batches of at most 2^24 points, with a host round trip and
+// a reduction of every window's buckets after each, that reduction in one
+// block per window (integrate), and its accumulate gives each thread a
+// bucket, so a warp runs as long as its fullest bucket (Poisson counts: at
+// 2^25 points and 18 bits a warp takes about 1/0.89 of the mean, at 22 bits
+// 1/0.63). Here a batch is as long as 2^25 points, each thread adds a run of
+// CHUNK sorted points whatever buckets they fall in (accumulate_chunks, then
+// add_carries for the buckets that cross runs), and the buckets are reduced
+// by every SM (segment_sums). Wider windows then pay: on an H200, 2^27 random
+// scalars take 0.79x sppark's time at 20 bits.
 //
-// Included by msm.cu after <msm/pippenger.cuh>, so the kernels are msm.cu's
-// instantiations: accumulate hands out buckets from a counter per instance
-// and stream id, and this driver launches it with stream id 0 on the lane's
-// stream 0, where sppark's msm_t launches its own with id 0 too: the two
-// never run at once.
+// Included by msm.cu after <msm/pippenger.cuh>, whose kernels it launches.
 
 #ifndef __CUZK_MSM_WIDE_CUH__
 #define __CUZK_MSM_WIDE_CUH__
 
 #include <vector>
 
-// Scalars per batch: digits take 4 B per point and window, sort's scratch 16 B.
+// Scalars per batch: digits take 4 B per point and window, sort's scratch 16
+// B, carries 192 B per window and CHUNK points.
 constexpr size_t WIDE_BATCH_MAX = (size_t)1 << 25;
 
 // A window's buckets after accumulate: bucket k holds the points of digit
@@ -62,6 +62,116 @@ void segment_sums(bucket_h* w, bucket_h* p, const bucket_h* v, uint32_t nrows,
     }
     w[i] = sum;
     p[i] = from_j;
+}
+
+// Sorted points per thread of accumulate_chunks, and its block: 384 threads
+// of about 140 registers fill an SM's register file. On the H200 chunks of
+// 128 points were as fast and 1024 slower.
+constexpr uint32_t CHUNK_LG = 8;
+constexpr uint32_t CHUNK = 1u << CHUNK_LG;
+constexpr uint32_t CHUNK_THREADS = 384;
+
+// The first bucket of row |h| (cumulative ends of |row| buckets; h[row - 1]
+// > pos) that ends after |pos|: the bucket sorted position |pos| is in.
+__device__ __forceinline__
+static uint32_t bucket_of(const uint32_t* h, uint32_t row, uint32_t pos)
+{
+    uint32_t lo = 0, hi = row - 1;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (h[mid] > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+// Chunk |t| of window |y|'s sorted points: [*from, *to), empty when *from >=
+// *to. Window 0's bucket 0 (its ± ones) is batch_addition's.
+__device__ __forceinline__
+static void chunk_bounds(const uint32_t* h, uint32_t row, uint32_t y, uint32_t t,
+                         uint32_t* from, uint32_t* to)
+{
+    const uint32_t lo = y == 0 ? h[0] : 0;
+    *from = max(t << CHUNK_LG, lo);
+    *to = min((t + 1) << CHUNK_LG, h[row - 1]);
+}
+
+// Window |y|'s buckets from sort's digits and histogram (bucket x holds
+// sorted positions [h[x - 1], h[x]) of the window, h[-1] = 0). Thread i adds
+// chunk t = i % nchunks of window y = i / nchunks, CHUNK points whatever
+// buckets they fall in, so every thread of a warp does the same number of
+// additions. A run that starts its bucket goes to the bucket; the chunk's
+// first run, when its bucket began in an earlier chunk, goes to carries[i]
+// (add_carries adds it in). Empty buckets keep what they held: zero, the
+// point at infinity.
+template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem_t,
+         class affine_t = typename bucket_t::affine_t>
+__launch_bounds__(CHUNK_THREADS) __global__
+void accumulate_chunks(bucket_h* buckets, bucket_h* carries, const affine_h* points,
+                       vec2d_t<uint32_t> digits, vec2d_t<uint32_t> histogram,
+                       uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
+{
+    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    if (i >= (size_t)nwins * nchunks)
+        return;
+    const uint32_t y = i / nchunks, t = i % nchunks, row = 1u << row_lg;
+    const uint32_t* h = &histogram[y][0];
+    uint32_t pos, to;
+    chunk_bounds(h, row, y, t, &pos, &to);
+    if (pos >= to)
+        return;
+    const uint32_t* d = &digits[y][0];
+    bucket_h* out = &buckets[(size_t)y << row_lg];
+    uint32_t x = bucket_of(h, row, pos);
+    uint32_t end = h[x];
+    bool owner = (x == 0 ? 0 : h[x - 1]) == pos;
+    bucket_t acc;
+    acc.inf();
+    for (; pos < to; pos++) {
+        if (pos == end) {
+            (owner ? out[x] : carries[i]) = acc;
+            owner = true;
+            while (h[++x] == pos)
+                ;
+            end = h[x];
+            acc.inf();
+        }
+        const uint32_t digit = d[pos];
+        const affine_t p = points[digit & 0x7fffffff];
+        acc.add(p, digit >> 31);
+    }
+    (owner ? out[x] : carries[i]) = acc;
+}
+
+// The other half of accumulate_chunks: the thread of a chunk whose last run
+// starts its bucket and goes on past the chunk adds the carries of the chunks
+// the bucket covers.
+template<class bucket_t, class bucket_h = typename bucket_t::mem_t>
+__launch_bounds__(256) __global__
+void add_carries(bucket_h* buckets, const bucket_h* carries, vec2d_t<uint32_t> histogram,
+                 uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
+{
+    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    if (i >= (size_t)nwins * nchunks)
+        return;
+    const uint32_t y = i / nchunks, t = i % nchunks, row = 1u << row_lg;
+    const uint32_t* h = &histogram[y][0];
+    uint32_t from, to;
+    chunk_bounds(h, row, y, t, &from, &to);
+    if (from >= to)
+        return;
+    const uint32_t x = bucket_of(h, row, to - 1);
+    if ((x == 0 ? 0 : h[x - 1]) < from || h[x] <= to)
+        return;
+    bucket_h& out = buckets[((size_t)y << row_lg) + x];
+    bucket_t acc = out;
+    for (uint32_t k = 1; k <= (h[x] - 1) / CHUNK - t; k++) {
+        bucket_t c = carries[i + k];
+        acc.add(c);
+    }
+    out = acc;
 }
 
 template<class point_t> static void times_pow2(point_t& x, uint32_t lg)
@@ -131,6 +241,8 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
     dev_ptr_t<uint32_t> d_hist_mem{nwins * row, s};
     dev_ptr_t<uint32_t> d_digits_mem{nwins * stride, s};
     dev_ptr_t<uint2> d_temps_mem{2 * stride, s};
+    const uint32_t nchunks = (uint32_t)((stride + CHUNK - 1) / CHUNK);
+    dev_ptr_t<bucket_h> d_carries{(size_t)nwins * nchunks, s};
     vec2d_t<uint32_t> d_hist{&d_hist_mem[0], (uint32_t)row};
     vec2d_t<uint32_t> d_digits{&d_digits_mem[0], (uint32_t)stride};
     vec2d_t<uint2> d_temps{&d_temps_mem[0], (uint32_t)stride};
@@ -146,8 +258,8 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
     // w2, p2, level 1's w summed, and a scratch for the last one's w.
     dev_ptr_t<bucket_h> d_last{4 * n2, s};
 
-    // sppark's own launch shapes: breakdown and sort on a power of two of
-    // about a third of the SMs, accumulate cooperative on all of them.
+    // sppark's own launch shapes for breakdown and sort: a power of two of
+    // about a third of the SMs.
     uint32_t grid = gpu.sm_count() / 3;
     while (grid & (grid - 1))
         grid &= grid - 1;
@@ -172,14 +284,18 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
                 s.launch_coop(sort, dim3(grid, pair), dim3(SORT_BLOCKDIM), sort_shared,
                               d_digits, len, win, d_temps, d_hist, wbits - 1, lsbits0, lsbits1);
             }
-            // accumulate's points are not declared const; no kernel writes them.
-            affine_h* p = reinterpret_cast<affine_h*>(const_cast<affine_t*>(&points[at]));
-            // Window 0's bucket 0 (its ± ones), left empty by accumulate.
+            const affine_h* p = reinterpret_cast<const affine_h*>(&points[at]);
+            // Window 0's bucket 0 (its ± ones), left empty by accumulate_chunks.
             batch_addition<bucket_t><<<gpu.sm_count(), BATCH_ADD_BLOCK_SIZE, 0, s>>>(
                 d_ones, p, len, &d_digits[0][0], d_hist[0][0]);
             CUDA_OK(cudaGetLastError());
-            s.launch_coop(accumulate<bucket_t, affine_h>, dim3(gpu.sm_count()), dim3(0), (size_t)0,
-                          &d_buckets[0], nwins, wbits, p, d_digits, d_hist, 0u);
+            CUDA_OK(cudaMemsetAsync(&d_buckets[0], 0, nwins * row * sizeof(bucket_h), s));
+            accumulate_chunks<bucket_t, affine_h>
+                <<<(nchunks * nwins + CHUNK_THREADS - 1) / CHUNK_THREADS, CHUNK_THREADS, 0, s>>>(
+                    &d_buckets[0], &d_carries[0], p, d_digits, d_hist, nwins, row_lg, nchunks);
+            add_carries<bucket_t><<<blocks_for(nchunks * nwins), 256, 0, s>>>(
+                &d_buckets[0], &d_carries[0], d_hist, nwins, row_lg, nchunks);
+            CUDA_OK(cudaGetLastError());
             const uint32_t top_step = wbits - top;
             segment_sums<bucket_t><<<blocks_for(nwins << (row_lg - l1)), 256, 0, s>>>(
                 &d_w1[0], &d_p1[0], &d_buckets[0], nwins, row_lg, l1, 0u, top_step);

@@ -25,8 +25,10 @@ pub fn ntt_constants(lg_domain: u32) -> Result<(Scalar, Scalar)> {
 /// The Groth16 H polynomial, exactly as bellperson's `execute_fft`: `abc`
 /// holds a, b, c as evaluations over the domain (`2^lg_domain` values each,
 /// zero past the constraints: [`super::DeviceMatrices::eval`] makes them so),
-/// on device `device_id`. They are interpolated, evaluated on the coset
-/// `g·<omega>` (g = 7), combined as `(a·b − c)·z_inv`, and interpolated back.
+/// on device `device_id`. bellperson interpolates them, evaluates them on the
+/// coset `g·<omega>` (g = 7), and interpolates `(a·b − c)·z_inv` back; the
+/// same H comes, bit for bit, from `(cosetiNTT(a·b) − iNTT(c))·z_inv`, with
+/// c never taken to the coset: six NTTs instead of seven.
 /// `z_inv` must be `1 / (g^N − 1)`, the inverse of Z on the coset
 /// (`groth16::ntt::z_inv_on_coset`). H's first `2^lg_domain − 1`
 /// coefficients (the length of the H query) stay on the device, ready for the

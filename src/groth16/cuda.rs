@@ -52,10 +52,33 @@ fn retain_alive(cache: &mut Cache) {
 }
 
 /// Device bytes one proof needs besides the SRS and the PCE's matrices: a, b, c on the domain
-/// (H takes a's place), the witness and aux's A and B selections, plus MSM scratch (a
-/// conservative 2 × domain × 32 B; at 2^26 rows the whole measured to about half of this).
+/// (H takes a's place), the witness and aux's A and B selections, plus MSM scratch: a
+/// conservative 2 × domain × 32 B (at 2^26 rows the whole measured to about half of this), or
+/// what cuzk's driver takes ([`wide_scratch`]) where that is more.
 fn working_set(pce: &Pce) -> u64 {
-    32 * (5 * pce.domain_size() + 3 * pce.num_aux + pce.num_inputs) as u64
+    let domain = pce.domain_size();
+    let longest = domain.max(pce.num_aux);
+    let wide = match window_bits(longest) {
+        0 => 0,
+        bits => wide_scratch(longest, bits),
+    };
+    32 * (3 * domain + 3 * pce.num_aux + pce.num_inputs) as u64 + (64 * domain as u64).max(wide)
+}
+
+/// Device bytes cuzk's MSM driver (`cuda/msm_wide.cuh`) allocates for an MSM of `n` points with a
+/// `bits`-bit window: per window its buckets (192 B) and their histogram (4 B) and the
+/// reduction's levels; per point of a batch (at most 2^25) and window its digit (4 B) and a
+/// 256th of a carry (192 B); per point of a batch the sort's 16 B.
+fn wide_scratch(n: usize, bits: u32) -> u64 {
+    let wins = (254 / bits + 1) as u64;
+    let batch = n.min(1 << 25) as u64;
+    let levels = (2 << 14) + 4 * 256;
+    (wins << (bits - 1)) * (192 + 4)
+        + wins * levels * 192
+        + wins * batch * 4
+        + wins * batch.div_ceil(256) * 192
+        + 16 * batch
+        + (1 << 20)
 }
 
 /// Device bytes of the five queries of `p` (the points as blstrs lays them out).
@@ -189,21 +212,22 @@ fn piece_of(n: usize) -> usize {
 }
 
 /// The default of [`window_bits`]: the Pippenger window of cuzk's own MSM driver for G1 MSMs
-/// of at least [`WIDE_FROM`] points.
-const WIDE_BITS: u32 = 18;
+/// of more than [`WIDE_ABOVE`] points.
+const WIDE_BITS: u32 = 20;
 
-/// The shortest G1 MSM that takes cuzk's own driver ([`window_bits`]).
-const WIDE_FROM: usize = 1 << 26;
+/// The longest G1 MSM that keeps sppark's msm_t ([`window_bits`]): from the H of a 2^24
+/// domain (2^24 − 1 points) on, cuzk's driver was faster on the H200.
+const WIDE_ABOVE: usize = 1 << 23;
 
 /// The Pippenger window of a throughput G1 MSM of `whole` points over device scalars that are
 /// not mostly bits (H, a dense witness): [`WIDE_BITS`] by cuzk's own driver
-/// (`cuda/msm_wide.cuh`: the buckets reduced on every SM, batches of up to 2^25 points) from
-/// [`WIDE_FROM`] points on, else 0, sppark's msm_t (its window at most 18 bits).
-/// `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such MSM: 0 for sppark's, or 10
-/// to 26 bits for cuzk's; anything else is warned about and ignored. A wider window adds each
-/// point to fewer buckets and needs more of them: 2^(bits - 1) per window, 192 B each. At 18
-/// bits a piece of 2^25 points needs about 3 GB of scratch, within [`working_set`]'s allowance;
-/// on an H200, 19 and 20 bits were as fast and wider ones slower (BENCHMARKS.md).
+/// (`cuda/msm_wide.cuh`: runs of sorted points per thread, the buckets reduced on every SM,
+/// batches of up to 2^25 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its
+/// window at most 18 bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such
+/// MSM: 0 for sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and
+/// ignored. A wider window adds each point to fewer buckets and needs more of them, 192 B
+/// each, 2^(bits − 1) per window ([`wide_scratch`]: about 4 GB at 20 bits for a batch of 2^25
+/// points). On an H200, 20 bits was the fastest at 2^24, 2^26 and 2^27 points (BENCHMARKS.md).
 fn window_bits(whole: usize) -> u32 {
     static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
@@ -217,7 +241,7 @@ fn window_bits(whole: usize) -> u32 {
             }
         }
     });
-    forced.unwrap_or(if whole >= WIDE_FROM { WIDE_BITS } else { 0 })
+    forced.unwrap_or(if whole > WIDE_ABOVE { WIDE_BITS } else { 0 })
 }
 
 /// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step
@@ -442,8 +466,8 @@ mod tests {
     /// sppark's.
     #[test]
     fn long_msms_take_the_wide_window() {
-        assert_eq!(window_bits(WIDE_FROM - 1), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
-        assert_eq!(window_bits(WIDE_FROM), WIDE_BITS);
+        assert_eq!(window_bits(WIDE_ABOVE), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
+        assert_eq!(window_bits((1 << 24) - 1), WIDE_BITS, "the H of a 2^24 domain");
         assert_eq!(window_bits(1 << 27), WIDE_BITS);
     }
 
