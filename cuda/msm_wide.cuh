@@ -87,22 +87,35 @@ static uint32_t bucket_of(const uint32_t* h, uint32_t row, uint32_t pos)
     return lo;
 }
 
-// Chunk |t| of window |y|'s sorted points: [*from, *to), empty when *from >=
-// *to. Window 0's bucket 0 (its ± ones) is batch_addition's.
-__device__ __forceinline__
-static void chunk_bounds(const uint32_t* h, uint32_t row, uint32_t y, uint32_t t,
-                         uint32_t* from, uint32_t* to)
-{
-    const uint32_t lo = y == 0 ? h[0] : 0;
-    *from = max(t << CHUNK_LG, lo);
-    *to = min((t + 1) << CHUNK_LG, h[row - 1]);
-}
+// This thread's chunk: thread i adds run t = i % nchunks of window y = i /
+// nchunks, the window's sorted positions [from, to) (none when from >= to;
+// window 0's bucket 0, its ± ones, is batch_addition's); h is the window's
+// histogram, of |row| buckets.
+struct chunk_t {
+    size_t i;
+    uint32_t y, t, row, from = 0, to = 0;
+    const uint32_t* h = nullptr;
+
+    __device__ chunk_t(uint32_t nwins, uint32_t nchunks, vec2d_t<uint32_t> histogram,
+                       uint32_t row_lg)
+        : i(threadIdx.x + (size_t)blockIdx.x * blockDim.x), y(i / nchunks), t(i % nchunks),
+          row(1u << row_lg)
+    {
+        if (y >= nwins)
+            return;
+        h = &histogram[y][0];
+        from = max(t << CHUNK_LG, y == 0 ? h[0] : 0);
+        to = min((t + 1) << CHUNK_LG, h[row - 1]);
+    }
+    __device__ bool empty() const { return from >= to; }
+    // Where bucket x begins.
+    __device__ uint32_t start(uint32_t x) const { return x == 0 ? 0 : h[x - 1]; }
+};
 
 // Window |y|'s buckets from sort's digits and histogram (bucket x holds
 // sorted positions [h[x - 1], h[x]) of the window, h[-1] = 0). Thread i adds
-// chunk t = i % nchunks of window y = i / nchunks, CHUNK points whatever
-// buckets they fall in, so every thread of a warp does the same number of
-// additions. A run that starts its bucket goes to the bucket; the chunk's
+// the CHUNK points of its chunk_t whatever buckets they fall in, so every
+// thread of a warp does the same number of additions. A run that starts its bucket goes to the bucket; the chunk's
 // first run, when its bucket began in an earlier chunk, goes to carries[i]
 // (add_carries adds it in). Empty buckets keep what they held: zero, the
 // point at infinity.
@@ -113,25 +126,19 @@ void accumulate_chunks(bucket_h* buckets, bucket_h* carries, const affine_h* poi
                        vec2d_t<uint32_t> digits, vec2d_t<uint32_t> histogram,
                        uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
 {
-    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
-    if (i >= (size_t)nwins * nchunks)
+    const chunk_t c{nwins, nchunks, histogram, row_lg};
+    if (c.empty())
         return;
-    const uint32_t y = i / nchunks, t = i % nchunks, row = 1u << row_lg;
-    const uint32_t* h = &histogram[y][0];
-    uint32_t pos, to;
-    chunk_bounds(h, row, y, t, &pos, &to);
-    if (pos >= to)
-        return;
-    const uint32_t* d = &digits[y][0];
-    bucket_h* out = &buckets[(size_t)y << row_lg];
-    uint32_t x = bucket_of(h, row, pos);
-    uint32_t end = h[x];
-    bool owner = (x == 0 ? 0 : h[x - 1]) == pos;
+    const uint32_t* h = c.h;
+    const uint32_t* d = &digits[c.y][0];
+    bucket_h* out = &buckets[(size_t)c.y << row_lg];
+    uint32_t pos = c.from, x = bucket_of(h, c.row, pos), end = h[x];
+    bool owner = c.start(x) == pos;
     bucket_t acc;
     acc.inf();
-    for (; pos < to; pos++) {
+    for (; pos < c.to; pos++) {
         if (pos == end) {
-            (owner ? out[x] : carries[i]) = acc;
+            (owner ? out[x] : carries[c.i]) = acc;
             owner = true;
             while (h[++x] == pos)
                 ;
@@ -142,7 +149,7 @@ void accumulate_chunks(bucket_h* buckets, bucket_h* carries, const affine_h* poi
         const affine_t p = points[digit & 0x7fffffff];
         acc.add(p, digit >> 31);
     }
-    (owner ? out[x] : carries[i]) = acc;
+    (owner ? out[x] : carries[c.i]) = acc;
 }
 
 // The other half of accumulate_chunks: the thread of a chunk whose last run
@@ -153,23 +160,17 @@ __launch_bounds__(256) __global__
 void add_carries(bucket_h* buckets, const bucket_h* carries, vec2d_t<uint32_t> histogram,
                  uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
 {
-    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
-    if (i >= (size_t)nwins * nchunks)
+    const chunk_t c{nwins, nchunks, histogram, row_lg};
+    if (c.empty())
         return;
-    const uint32_t y = i / nchunks, t = i % nchunks, row = 1u << row_lg;
-    const uint32_t* h = &histogram[y][0];
-    uint32_t from, to;
-    chunk_bounds(h, row, y, t, &from, &to);
-    if (from >= to)
+    const uint32_t x = bucket_of(c.h, c.row, c.to - 1);
+    if (c.start(x) < c.from || c.h[x] <= c.to)
         return;
-    const uint32_t x = bucket_of(h, row, to - 1);
-    if ((x == 0 ? 0 : h[x - 1]) < from || h[x] <= to)
-        return;
-    bucket_h& out = buckets[((size_t)y << row_lg) + x];
+    bucket_h& out = buckets[((size_t)c.y << row_lg) + x];
     bucket_t acc = out;
-    for (uint32_t k = 1; k <= (h[x] - 1) / CHUNK - t; k++) {
-        bucket_t c = carries[i + k];
-        acc.add(c);
+    for (uint32_t k = 1; k <= (c.h[x] - 1) / CHUNK - c.t; k++) {
+        bucket_t carry = carries[c.i + k];
+        acc.add(carry);
     }
     out = acc;
 }

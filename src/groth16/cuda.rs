@@ -176,12 +176,13 @@ fn device_msm_g2(
 /// of more than [`MIN_PIECE`] points is cut into pieces of half its length, at least
 /// `MIN_PIECE` and at most [`max_piece`], with a [`gpu::Turn::step`] before each (and the
 /// pieces' sums added). A critical stage arriving on the device then shares the SMs with the
-/// rest of one piece of each running partition: the MSM's accumulation kernel holds every SM
-/// for one batch, and the next batch is queued at once. Each piece keeps the whole MSM's
-/// Pippenger window: with sppark's msm_t a half runs as two of the whole's batches (of 2^24
-/// points at 2^26-2^27), with cuzk's driver ([`window_bits`]) as one batch of its own, so
-/// cutting costs a host round trip per piece, not extra windows. A critical stage's MSMs are
-/// never cut.
+/// rest of one piece of each running partition: sppark's accumulation kernel holds every SM
+/// for one batch, and the next batch is queued at once (cuzk's driver accumulates in ordinary
+/// blocks, which the express lane's higher-priority blocks can pass between). Each piece keeps
+/// the whole MSM's Pippenger window: with sppark's msm_t a half runs as two of the whole's
+/// batches (of 2^24 points at 2^26-2^27), with cuzk's driver ([`window_bits`]) as one batch of
+/// its own, so cutting costs a host round trip per piece, not extra windows. A critical stage's
+/// MSMs are never cut.
 const MIN_PIECE: usize = 1 << 23;
 
 /// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is one batch of cuzk's
