@@ -115,10 +115,10 @@ struct chunk_t {
 // Window |y|'s buckets from sort's digits and histogram (bucket x holds
 // sorted positions [h[x - 1], h[x]) of the window, h[-1] = 0). Thread i adds
 // the CHUNK points of its chunk_t whatever buckets they fall in, so every
-// thread of a warp does the same number of additions. A run that starts its bucket goes to the bucket; the chunk's
-// first run, when its bucket began in an earlier chunk, goes to carries[i]
-// (add_carries adds it in). Empty buckets keep what they held: zero, the
-// point at infinity.
+// thread of a warp does the same number of additions. A run that starts its
+// bucket goes to the bucket; the chunk's first run, when its bucket began in
+// an earlier chunk, goes to carries[i] (add_carries adds it in). Empty
+// buckets keep what they held: zero, the point at infinity.
 template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem_t,
          class affine_t = typename bucket_t::affine_t>
 __launch_bounds__(CHUNK_THREADS) __global__
