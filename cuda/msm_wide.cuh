@@ -5,7 +5,7 @@
 // block per window (integrate), and its accumulate gives each thread a
 // bucket, so a warp runs as long as its fullest bucket (Poisson counts: at
 // 2^25 points and 18 bits a warp takes about 1/0.89 of the mean, at 22 bits
-// 1/0.63). Here a batch is as long as 2^25 points, each thread adds a run of
+// 1/0.63). Here a batch is as long as 2^26 points, each thread adds a run of
 // CHUNK sorted points whatever buckets they fall in (accumulate_chunks, then
 // add_carries for the buckets that cross runs), and the buckets are reduced
 // by every SM (segment_sums). Wider windows then pay: on an H200, 2^27 random
@@ -19,8 +19,9 @@
 #include <vector>
 
 // Scalars per batch: digits take 4 B per point and window, sort's scratch 16
-// B, carries 192 B per window and CHUNK points.
-constexpr size_t WIDE_BATCH_MAX = (size_t)1 << 25;
+// B, carries 192 B per window and CHUNK points (6.6 GB at 20 bits). Each
+// batch costs a reduction and a host round trip.
+constexpr size_t WIDE_BATCH_MAX = (size_t)1 << 26;
 
 // A window's buckets after accumulate: bucket k holds the points of digit
 // (k >> step) + 1, where step is 0 but in the top window of lsbits < wbits

@@ -5,7 +5,12 @@
 // and PCE; a proof brings only its witness, and a, b, c never leave the
 // device.
 //
-// The host validated every index before the upload, and the kernel checks
+// A thread evaluates a row, but a warp a long row (more than LONG_ROW words:
+// SHA-256's additions pack hundreds of bits into one constraint), since one
+// long row among 31 short ones held its whole warp (in sha256-chain's A a
+// warp did 1/15 of the additions it could).
+//
+// The host validated every index before the upload, and the kernels check
 // them again (a bad one reads as zero and fails the call): whatever the
 // words say, no thread reads outside its buffers, so a device copy can never
 // bring down the context the other proofs share.
@@ -17,6 +22,7 @@ namespace {
 constexpr uint32_t COL_BITS = 30;
 constexpr uint32_t COL_MASK = (1u << COL_BITS) - 1;
 constexpr uint32_t TAG_PLUS_ONE = 0, TAG_MINUS_ONE = 1, TAG_DICT = 2;
+constexpr uint32_t LONG_ROW = 32;
 
 // Per-call flags on the device: the first row with a·b != c, and whether a
 // word or row pointer was out of range.
@@ -25,39 +31,111 @@ struct eval_flags_t {
     unsigned int corrupt;
 };
 
+// One matrix on the device, and the vector z = [inputs | aux] with the
+// dictionary it is multiplied by.
+struct product_t {
+    const uint32_t* row_ptr;
+    const uint32_t* words;
+    size_t nwords, rows;
+    const fr_t* dict;
+    size_t dict_len;
+    const fr_t* inputs;
+    size_t num_inputs;
+    const fr_t* aux;
+    size_t num_cols;
+
+#ifdef __CUDA_ARCH__
+    // Row r's words [*begin, *end), or false (and an empty row) when its
+    // pointers are out of range.
+    __device__ bool row(size_t r, size_t* begin, size_t* end) const
+    {
+        *begin = row_ptr[r];
+        *end = row_ptr[r + 1];
+        const bool ok = *begin <= *end && *end <= nwords;
+        if (!ok)
+            *end = *begin;
+        return ok;
+    }
+
+    // Adds the term of word |w| to |acc|: ±z[col], or z[col]·dict[*index]
+    // for a TAG_DICT word, |index| pointing at the word after it (null when
+    // the row ends first). False on anything out of range.
+    __device__ bool add_term(fr_t& acc, uint32_t w, const uint32_t* index) const
+    {
+        const uint32_t tag = w >> COL_BITS, col = w & COL_MASK;
+        if (col >= num_cols || tag > TAG_DICT)
+            return false;
+        const fr_t& v = col < num_inputs ? inputs[col] : aux[col - num_inputs];
+        if (tag == TAG_PLUS_ONE)
+            acc += v;
+        else if (tag == TAG_MINUS_ONE)
+            acc -= v;
+        else if (index != nullptr && *index < dict_len)
+            acc += v * dict[*index];
+        else
+            return false;
+        return true;
+    }
+#endif
+};
+
+// A thread per row; the rows of more than LONG_ROW words are left to
+// spmv_long_rows.
 __launch_bounds__(256) __global__
-void spmv_rows(fr_t* out, const uint32_t* row_ptr, const uint32_t* words, size_t nwords,
-               const fr_t* dict, size_t dict_len, const fr_t* inputs, size_t num_inputs,
-               const fr_t* aux, size_t num_cols, size_t rows, eval_flags_t* flags)
+void spmv_rows(fr_t* out, product_t m, eval_flags_t* flags)
 {
 #ifdef __CUDA_ARCH__
     size_t stride = (size_t)blockDim.x * gridDim.x;
-    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < rows; r += stride) {
-        size_t k = row_ptr[r], end = row_ptr[r + 1];
-        bool bad = end < k || end > nwords;
-        if (bad)
-            end = k;
+    for (size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x; r < m.rows; r += stride) {
+        size_t k, end;
+        bool ok = m.row(r, &k, &end);
+        if (end - k > LONG_ROW)
+            continue;
         fr_t acc;
         acc.zero();
         for (; k < end; k++) {
-            uint32_t w = words[k], tag = w >> COL_BITS, col = w & COL_MASK;
-            if (col >= num_cols || tag > TAG_DICT) {
-                bad = true;
-                continue;
-            }
-            const fr_t& v = col < num_inputs ? inputs[col] : aux[col - num_inputs];
-            if (tag == TAG_PLUS_ONE) {
-                acc += v;
-            } else if (tag == TAG_MINUS_ONE) {
-                acc -= v;
-            } else if (++k < end && words[k] < dict_len) {
-                acc += v * dict[words[k]];
-            } else {
-                bad = true;
-            }
+            ok &= m.add_term(acc, m.words[k], k + 1 < end ? &m.words[k + 1] : nullptr);
+            k += m.words[k] >> COL_BITS == TAG_DICT;
         }
         out[r] = acc;
-        if (bad)
+        if (!ok)
+            flags->corrupt = 1;
+    }
+#endif
+}
+
+// The rows of more than LONG_ROW words, listed in |long_rows| (the host's
+// list, from the same row pointers): a warp per row, lane j takes words j,
+// j + 32, ... A word after a TAG_DICT word is that word's dictionary index
+// (an index is below dict_len, at most 2^30, so its tag is never TAG_DICT):
+// any stream spmv_rows' sequential reading calls corrupt, this reading calls
+// corrupt too, and they agree on every other.
+__launch_bounds__(256) __global__
+void spmv_long_rows(fr_t* out, const uint32_t* long_rows, size_t nlong, product_t m,
+                    eval_flags_t* flags)
+{
+#ifdef __CUDA_ARCH__
+    const uint32_t lane = threadIdx.x % WARP_SZ;
+    const size_t nwarps = (size_t)blockDim.x * gridDim.x / WARP_SZ;
+    // i is the same in every lane of a warp: the shuffles below see all 32.
+    for (size_t i = (threadIdx.x + (size_t)blockIdx.x * blockDim.x) / WARP_SZ; i < nlong;
+         i += nwarps) {
+        const size_t r = long_rows[i];
+        size_t begin = 0, end = 0;
+        bool ok = r < m.rows && m.row(r, &begin, &end);
+        fr_t acc;
+        acc.zero();
+        for (size_t k = begin + lane; k < end; k += WARP_SZ)
+            if (k == begin || m.words[k - 1] >> COL_BITS != TAG_DICT)
+                ok &= m.add_term(acc, m.words[k], k + 1 < end ? &m.words[k + 1] : nullptr);
+        for (uint32_t mask = WARP_SZ / 2; mask > 0; mask /= 2) {
+            fr_t other = acc;
+            other.shfl_bfly(mask);
+            acc += other;
+        }
+        if (lane == 0 && r < m.rows)
+            out[r] = acc;
+        if (!ok)
             flags->corrupt = 1;
     }
 #endif
@@ -85,9 +163,10 @@ void first_unsatisfied(const fr_t* a, const fr_t* b, const fr_t* c, size_t rows,
 struct matrices_t {
     int device_id = 0;
     size_t rows = 0, num_inputs = 0, num_cols = 0, dict_len = 0;
-    size_t nwords[3] = {};
+    size_t nwords[3] = {}, nlong[3] = {};
     uint32_t* row_ptr[3] = {};
     uint32_t* words[3] = {};
+    uint32_t* long_rows[3] = {};   // rows of more than LONG_ROW words
     fr_t* dict = nullptr;
 
     ~matrices_t()
@@ -98,6 +177,7 @@ struct matrices_t {
             for (int i = 0; i < 3; i++) {
                 (void)cudaFree(row_ptr[i]);
                 (void)cudaFree(words[i]);
+                (void)cudaFree(long_rows[i]);
             }
             (void)cudaFree(dict);
         } catch (...) {}
@@ -115,17 +195,21 @@ static T* upload_plain(const gpu_t& gpu, const T* host, size_t n)
 }
 
 // Copies A, B, C (|rows| + 1 row pointers and |nwords[i]| words each), the
-// dictionary and the input count to device |device_id|.
+// dictionary and the input count to device |device_id|, with a list of each
+// matrix's rows of more than LONG_ROW words; *nlong is the lists' length in
+// all (4 device bytes each).
 CUZK_FFI RustError::by_value cuzk_matrices_new(int device_id, const uint32_t* const row_ptr[3],
                                                const uint32_t* const words[3],
                                                const size_t nwords[3], size_t rows,
                                                const fr_t* dict, size_t dict_len,
                                                size_t num_inputs, size_t num_cols,
-                                               matrices_t** out)
+                                               matrices_t** out, size_t* nlong)
 {
     *out = nullptr;
+    *nlong = 0;
     CUZK_TRY(device_id, {
-        if (num_inputs > num_cols || num_cols > (size_t)COL_MASK + 1)
+        if (num_inputs > num_cols || num_cols > (size_t)COL_MASK + 1 || rows > UINT32_MAX ||
+            dict_len > (size_t)1 << COL_BITS)
             return RustError{-cudaErrorInvalidValue, "cuzk: bad matrix dimensions"};
         std::unique_ptr<matrices_t> m{new matrices_t};
         m->device_id = device_id;
@@ -137,9 +221,16 @@ CUZK_FFI RustError::by_value cuzk_matrices_new(int device_id, const uint32_t* co
             m->nwords[i] = nwords[i];
             m->row_ptr[i] = upload_plain(gpu, row_ptr[i], rows + 1);
             m->words[i] = upload_plain(gpu, words[i], nwords[i]);
+            std::vector<uint32_t> long_rows;
+            for (size_t r = 0; r < rows; r++)
+                if (row_ptr[i][r + 1] - row_ptr[i][r] > LONG_ROW)
+                    long_rows.push_back((uint32_t)r);
+            m->nlong[i] = long_rows.size();
+            m->long_rows[i] = upload_plain(gpu, long_rows.data(), long_rows.size());
         }
         m->dict = upload_plain(gpu, dict, dict_len);
         gpu.sync();
+        *nlong = m->nlong[0] + m->nlong[1] + m->nlong[2];
         *out = m.release();
     })
 }
@@ -178,10 +269,14 @@ CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scala
         eval_flags_t flags{UINT64_MAX, 0};
         CUDA_OK(cudaMemcpyAsync(&d_flags[0], &flags, sizeof(flags), cudaMemcpyHostToDevice, s));
         for (int i = 0; i < 3; i++) {
+            const product_t p{m->row_ptr[i], m->words[i], m->nwords[i], n,
+                              m->dict, m->dict_len, inputs->d, m->num_inputs,
+                              aux->d, m->num_cols};
             if (n)
-                spmv_rows<<<blocks_for(n), 256, 0, s>>>(
-                    abc[i]->d, m->row_ptr[i], m->words[i], m->nwords[i], m->dict, m->dict_len,
-                    inputs->d, m->num_inputs, aux->d, m->num_cols, n, &d_flags[0]);
+                spmv_rows<<<blocks_for(n), 256, 0, s>>>(abc[i]->d, p, &d_flags[0]);
+            if (m->nlong[i])
+                spmv_long_rows<<<blocks_for(m->nlong[i] * WARP_SZ), 256, 0, s>>>(
+                    abc[i]->d, m->long_rows[i], m->nlong[i], p, &d_flags[0]);
             CUDA_OK(cudaGetLastError());
             if (n < N)
                 s.bzero(abc[i]->d + n, N - n);

@@ -28,7 +28,7 @@
 #   bash scripts/device-bench.sh witness-porep # synth-only --compare-gadgets on PoRep 2 KiB and 8 MiB C1s sealed here;
 #                                       # pce-pipeline porep-8MiB with the gadgets' witness, then the program's
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
-#   bash scripts/device-bench.sh pieces     # latency-big's measure with MSM pieces of at most 2^25 (default), then 2^23
+#   bash scripts/device-bench.sh pieces     # latency-big's measure with MSM pieces of at most 2^25 (a 2^26 partition's default), then 2^23
 #   bash scripts/device-bench.sh pieces-stage # the 2^26 sha256-chain backend stage with the same two bounds
 #   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
 #                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
@@ -135,7 +135,7 @@ latency-big)
   ;;
 pieces)
   # How long a throughput MSM piece may be (CUZK_MSM_PIECE_MAX_LG): critical latency and the
-  # background's throughput beside mimc-chain 2^26 partitions, the default (2^25) against 2^23.
+  # background's throughput beside mimc-chain 2^26 partitions, their default (2^25) against 2^23.
   for lg in 25 23; do
     CUZK_MSM_PIECE_MAX_LG=$lg run timeout 280 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j 8 -n 10 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26-piece$lg.json"
   done

@@ -122,6 +122,7 @@ extern "C" {
         num_inputs: usize,
         num_cols: usize,
         out: *mut *mut c_void,
+        nlong: *mut usize,
     ) -> sppark::Error;
     pub(crate) fn cuzk_matrices_free(m: *mut c_void);
     pub(crate) fn cuzk_matrices_eval(

@@ -63,12 +63,13 @@ impl DeviceMatrices {
         let words = m.map(|x| x.words.as_ptr());
         let nwords = m.map(|x| x.words.len());
         let mut handle = std::ptr::null_mut();
+        let mut nlong = 0usize;
         // SAFETY: each `row_ptr[i]` is valid for `rows + 1` u32s and each
         // `words[i]` for `nwords[i]` (the slices above); `dict` for
         // `dict.len()` scalars of sppark's `fr_t` layout (pinned in ffi.rs).
         // The three pointer arrays are live locals. The C side copies
         // everything to the device before it returns and keeps no host
-        // pointer; it writes `handle` (null on failure).
+        // pointer; it writes `handle` (null on failure) and `nlong`, live locals.
         check(unsafe {
             ffi::cuzk_matrices_new(
                 c_id,
@@ -81,10 +82,12 @@ impl DeviceMatrices {
                 num_inputs,
                 num_cols,
                 &mut handle,
+                &mut nlong,
             )
         })?;
         let handle = NonNull::new(handle).ok_or_else(|| invalid_argument("null matrices handle"))?;
-        let bytes = 4 * (3 * (rows + 1) + nwords.iter().sum::<usize>()) + 32 * dict.len();
+        // The row pointers, the words, the lists of long rows and the dictionary.
+        let bytes = 4 * (3 * (rows + 1) + nwords.iter().sum::<usize>() + nlong) + 32 * dict.len();
         Ok(DeviceMatrices {
             handle,
             device_id,

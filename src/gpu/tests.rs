@@ -663,10 +663,10 @@ fn wide_windows_equal_blstrs() {
 }
 
 /// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
-/// pieces of 2^25 and of 2^24, sppark's with the whole's window) by sppark's msm_t and by
-/// cuzk's driver (`msm_with`) at each window of `CUZK_BENCH_WBITS` (default 18,20,21,22), then the whole at
-/// once (batches of 2^25): seconds per MSM, the first call and the best of two more, every
-/// result compared with sppark's.
+/// pieces of 2^p for each p of `CUZK_BENCH_PIECES`, default 26,25, sppark's with the whole's
+/// window) by sppark's msm_t and by cuzk's driver (`msm_with`) at each window of
+/// `CUZK_BENCH_WBITS` (default 18,20,21,22), then the whole at once (batches of 2^26): seconds
+/// per MSM, the first call and the best of two more, every result compared with sppark's.
 /// `CUZK_BENCH_LG=27 cuzk-lib-tests --ignored --nocapture wide_window_timings`
 #[test]
 #[ignore]
@@ -691,7 +691,8 @@ fn wide_window_timings() {
     println!("| 2^{lg} random scalars | first s | best of 2 s | equal |");
     println!("|---|---|---|---|");
     let mut want = None;
-    for piece_lg in [25u32, 24].into_iter().filter(|&p| p <= lg) {
+    let pieces: Vec<u32> = env("CUZK_BENCH_PIECES", "26,25").split(',').map(|p| p.parse().unwrap()).collect();
+    for piece_lg in pieces.into_iter().filter(|&p| p <= lg) {
         let piece = 1usize << piece_lg;
         let (first, best, got) =
             time(2, || in_pieces(piece, &|p| r.msm_piece(p.clone(), Scalars::Device(&d, p), n).unwrap()));

@@ -54,24 +54,25 @@ fn retain_alive(cache: &mut Cache) {
 /// Device bytes one proof needs besides the SRS and the PCE's matrices: a, b, c on the domain
 /// (H takes a's place), the witness and aux's A and B selections, plus MSM scratch: a
 /// conservative 2 × domain × 32 B (at 2^26 rows the whole measured to about half of this), or
-/// what cuzk's driver takes ([`wide_scratch`]) where that is more.
+/// what cuzk's driver takes for one piece of the longest MSM ([`wide_scratch`]) where that is
+/// more.
 fn working_set(pce: &Pce) -> u64 {
     let domain = pce.domain_size();
     let longest = domain.max(pce.num_aux);
     let wide = match window_bits(longest) {
         0 => 0,
-        bits => wide_scratch(longest, bits),
+        bits => wide_scratch(piece_of(longest), bits),
     };
     32 * (3 * domain + 3 * pce.num_aux + pce.num_inputs) as u64 + (64 * domain as u64).max(wide)
 }
 
 /// Device bytes cuzk's MSM driver (`cuda/msm_wide.cuh`) allocates for an MSM of `n` points with a
 /// `bits`-bit window: per window its buckets (192 B) and their histogram (4 B) and the
-/// reduction's levels; per point of a batch (at most 2^25) and window its digit (4 B) and a
-/// 256th of a carry (192 B); per point of a batch the sort's 16 B.
+/// reduction's levels; per point of a batch (at most 2^26, the driver's `WIDE_BATCH_MAX`) and
+/// window its digit (4 B) and a 256th of a carry (192 B); per point of a batch the sort's 16 B.
 fn wide_scratch(n: usize, bits: u32) -> u64 {
     let wins = (254 / bits + 1) as u64;
-    let batch = n.min(1 << 25) as u64;
+    let batch = n.min(1 << 26) as u64;
     let levels = (2 << 14) + 4 * 256;
     (wins << (bits - 1)) * (192 + 4)
         + wins * levels * 192
@@ -179,19 +180,21 @@ fn device_msm_g2(
 /// rest of one piece of each running partition: sppark's accumulation kernel holds every SM
 /// for one batch, and the next batch is queued at once (cuzk's driver accumulates in ordinary
 /// blocks, which the express lane's higher-priority blocks can pass between). Each piece keeps
-/// the whole MSM's Pippenger window: with sppark's msm_t a half runs as two of the whole's
-/// batches (of 2^24 points at 2^26-2^27), with cuzk's driver ([`window_bits`]) as one batch of
-/// its own, so cutting costs a host round trip per piece, not extra windows. A critical stage's
-/// MSMs are never cut.
+/// the whole MSM's Pippenger window: with sppark's msm_t a piece runs as the whole's batches
+/// (of 2^24 points at 2^26-2^27), with cuzk's driver ([`window_bits`]) as one batch of
+/// its own, so cutting costs a host round trip and a bucket reduction per piece, not extra
+/// windows. A critical stage's MSMs are never cut.
 const MIN_PIECE: usize = 1 << 23;
 
-/// The default of [`max_piece`]: at 2^26-2^27 points a piece of 2^25 is one batch of cuzk's
-/// driver (two of sppark's at its widest window).
-const MAX_PIECE_LG: u32 = 25;
+/// The default of [`max_piece`]: a 2^27-point H runs as two pieces of 2^26, each one batch of
+/// cuzk's driver (on the H200, 2^27 points took ? s in pieces of 2^26 and 0.913 s in pieces of
+/// 2^25); a 2^26-point H as two of 2^25.
+const MAX_PIECE_LG: u32 = 26;
 
 /// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, so never
-/// below [`MIN_PIECE`]; read once; 25 when unset, and 25 with a warning when set to anything else). Smaller pieces shorten a critical proof's wait beside
-/// 2^26-2^27 partitions; larger ones cost those partitions fewer host round trips.
+/// below [`MIN_PIECE`]; read once; 26 when unset, and 26 with a warning when set to anything
+/// else). Smaller pieces shorten a critical proof's wait beside 2^26-2^27 partitions; larger
+/// ones cost those partitions fewer host round trips and reductions.
 fn max_piece() -> usize {
     static LG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     1 << *LG.get_or_init(|| {
@@ -223,12 +226,12 @@ const WIDE_ABOVE: usize = 1 << 23;
 /// The Pippenger window of a throughput G1 MSM of `whole` points over device scalars that are
 /// not mostly bits (H, a dense witness): [`WIDE_BITS`] by cuzk's own driver
 /// (`cuda/msm_wide.cuh`: runs of sorted points per thread, the buckets reduced on every SM,
-/// batches of up to 2^25 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its
+/// batches of up to 2^26 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its
 /// window at most 18 bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such
 /// MSM: 0 for sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and
 /// ignored. A wider window adds each point to fewer buckets and needs more of them, 192 B
-/// each, 2^(bits − 1) per window ([`wide_scratch`]: about 4 GB at 20 bits for a batch of 2^25
-/// points). On an H200, 20 bits was the fastest at 2^24, 2^26 and 2^27 points (BENCHMARKS.md).
+/// each, 2^(bits − 1) per window ([`wide_scratch`]: about 6.6 GB at 20 bits for a batch of
+/// 2^26 points). On an H200, 20 bits was the fastest at 2^24, 2^26 and 2^27 points (BENCHMARKS.md).
 fn window_bits(whole: usize) -> u32 {
     static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
@@ -454,16 +457,17 @@ mod tests {
     /// Throughput MSMs are cut from 2^23 points on, in halves of at most the longest piece.
     #[test]
     fn pieces_are_halves_between_the_bounds() {
-        assert_eq!(max_piece(), 1 << 25, "CUZK_MSM_PIECE_MAX_LG unset in tests");
+        assert_eq!(max_piece(), 1 << 26, "CUZK_MSM_PIECE_MAX_LG unset in tests");
         for (n, want) in [(1000, MIN_PIECE), (1 << 23, 1 << 23), ((1 << 23) + 1, 1 << 23), (1 << 24, 1 << 23)] {
             assert_eq!(piece_of(n), want, "n = {n}");
         }
         assert_eq!(piece_of(3 << 23), 3 << 22);
         assert_eq!(piece_of(1 << 26), 1 << 25);
-        assert_eq!(piece_of(1 << 27), 1 << 25);
+        assert_eq!(piece_of(1 << 27), 1 << 26);
+        assert_eq!(piece_of(1 << 28), 1 << 26);
     }
 
-    /// G1 MSMs of 2^26 points and more take cuzk's driver at the default window, shorter ones
+    /// G1 MSMs of more than 2^23 points take cuzk's driver at the default window, shorter ones
     /// sppark's.
     #[test]
     fn long_msms_take_the_wide_window() {
@@ -567,6 +571,32 @@ mod tests {
             (vec![tag(0, 0), tag(0, 1), tag(2, 2)], row_ptr.to_vec()), // dictionary index cut off
             (vec![tag(0, 0), tag(0, 1), tag(0, 1)], vec![0, 1, 9]),    // row past the words
             (vec![tag(0, 0), tag(0, 1), tag(0, 1)], vec![0, 2, 1]),    // rows backwards
+        ] {
+            let e = eval(&words, &row_ptr).err().expect("refused");
+            assert!(e.message.contains("out of range"), "{e}");
+        }
+        assert!(eval(&valid.0, &valid.1).is_ok(), "the device still works");
+
+        // Row 1 long enough for a warp (spmv_long_rows): 31·z1, then 5·z2 across the lanes' first
+        // round of 32 words and the next, then −4·z1: 62 + 20 − 8 = 74.
+        let long = |dict_pair: [u32; 2], last: u32| {
+            let mut words = vec![tag(0, 0)];
+            words.extend([tag(0, 1); 31]);
+            words.extend(dict_pair);
+            words.extend([tag(1, 1), tag(1, 1), tag(1, 1), last]);
+            let row_ptr = vec![0, 1, words.len() as u32];
+            (words, row_ptr)
+        };
+        let (words, row_ptr) = long([tag(2, 2), 0], tag(1, 1));
+        let (abc, _) = eval(&words, &row_ptr).unwrap();
+        assert_eq!(abc[2].to_host().unwrap(), [Scalar::ONE, Scalar::from(74u64)], "a long row");
+        for (words, row_ptr) in [
+            long([tag(2, 2), 1], tag(1, 1)),                     // dictionary entry 1 of 1
+            long([tag(2, 3), 0], tag(1, 1)),                     // column 3 of 3
+            long([tag(2, 2), 0], tag(3, 1)),                     // tag 3
+            long([tag(2, 2), tag(2, 2)], tag(1, 1)),             // a tag word as the dictionary index
+            long([tag(2, 2), 0], tag(2, 1)),                     // dictionary index cut off
+            (long([tag(2, 2), 0], tag(1, 1)).0, vec![0, 40, 1]), // rows backwards
         ] {
             let e = eval(&words, &row_ptr).err().expect("refused");
             assert!(e.message.contains("out of range"), "{e}");
