@@ -187,8 +187,8 @@ fn device_msm_g2(
 const MIN_PIECE: usize = 1 << 23;
 
 /// The default of [`max_piece`]: a 2^27-point H runs as two pieces of 2^26, each one batch of
-/// cuzk's driver (on the H200, 2^27 points took ? s in pieces of 2^26 and 0.913 s in pieces of
-/// 2^25); a 2^26-point H as two of 2^25.
+/// cuzk's driver; a 2^26-point H as two of 2^25. On the H200, 2^27 points took 0.991 s in
+/// pieces of 2^24 and 0.913 s in pieces of 2^25: about 20 ms per batch saved.
 const MAX_PIECE_LG: u32 = 26;
 
 /// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, so never
