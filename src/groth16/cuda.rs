@@ -1,10 +1,11 @@
 //! The CUDA backend: a, b, c by sparse products on the device, H by sppark's NTTs and every
 //! MSM over the aux variables and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
-//! public inputs' few terms on the host. When the queries do not fit beside a
-//! proof's working set, the bases stream from host memory instead (and a
-//! warning is logged). Randomisation and assembly stay on the host (constant
-//! time).
+//! public inputs' few terms on the host. When not every query fits beside a
+//! proof's working set (an 80 GB card at 2^27), those holding the most bytes
+//! stay resident and the others' bases stream from host memory for each MSM
+//! (and a warning is logged). Randomisation and assembly stay on the host
+//! (constant time).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -20,21 +21,15 @@ use crate::pce::{CsrMatrix, Pce};
 use crate::witness::Witness;
 use crate::{Error, Result};
 
-/// The SRS queries resident on one device.
+/// The SRS queries of one parameter set on one device: each resident (uploaded once, kept
+/// across proofs) or, where it did not fit, `None`: its MSMs stream the bases from host memory.
 struct DeviceSrs {
-    h: ResidentG1,
-    l: ResidentG1,
-    a: ResidentG1,
-    b_g1: ResidentG1,
-    b_g2: ResidentG2,
+    h: Option<ResidentG1>,
+    l: Option<ResidentG1>,
+    a: Option<ResidentG1>,
+    b_g1: Option<ResidentG1>,
+    b_g2: Option<ResidentG2>,
     _accounted: Tracked,
-}
-
-/// Where a parameter set's bases live on one device.
-enum Placement {
-    Resident(DeviceSrs),
-    /// Did not fit: every MSM streams its bases from host memory.
-    Streamed,
 }
 
 /// Resident SRS per (device, parameter set). The key is the address of the
@@ -42,7 +37,7 @@ enum Placement {
 /// reused while the weak lives) and tells whether any user still holds the
 /// parameters. Entries whose parameters are gone are dropped, freeing their
 /// device copies, by [`evict_unloaded`] and before every new placement.
-type Cache = HashMap<(u32, usize), (Weak<Vec<G1Affine>>, Arc<Placement>)>;
+type Cache = HashMap<(u32, usize), (Weak<Vec<G1Affine>>, Arc<DeviceSrs>)>;
 static RESIDENT: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// Drops the entries of parameters nobody holds any more. A proof holds its
@@ -82,15 +77,52 @@ fn wide_scratch(n: usize, bits: u32) -> u64 {
         + (1 << 20)
 }
 
-/// Device bytes of the five queries of `p` (the points as blstrs lays them out).
-fn srs_bytes(p: &Parameters<Bls12>) -> u64 {
-    96 * (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64 + 192 * p.b_g2.len() as u64
+/// The queries in [`DeviceSrs`] order, for logs.
+const QUERIES: [&str; 5] = ["H", "L", "A", "B G1", "B G2"];
+
+/// Device bytes of the five queries of `p`, H, L, A, B G1, B G2 (the points as blstrs lays
+/// them out).
+fn query_bytes(p: &Parameters<Bls12>) -> [u64; 5] {
+    let g1 = |q: &[G1Affine]| 96 * q.len() as u64;
+    [g1(&p.h), g1(&p.l), g1(&p.a), g1(&p.b_g1), 192 * p.b_g2.len() as u64]
 }
 
-/// Where the queries of `p` are on `device`: uploaded on first use if they fit
-/// beside a proof's working set, else streamed. The cache stays locked through
-/// the upload, so concurrent first proofs upload once.
-fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placement>> {
+/// Which of the queries of `bytes` stay resident within `room` device bytes: the set that
+/// holds the most bytes, so that the fewest stream from the host in each proof (a streamed
+/// MSM waits for its bases to cross the bus); among equal sets, the one keeping the earlier
+/// queries (H first). Every query when all fit.
+fn resident_queries(bytes: [u64; 5], room: u64) -> [bool; 5] {
+    let total = |keep: &[bool; 5]| kept_bytes(bytes, keep);
+    (0..32u32)
+        .map(|set| std::array::from_fn(|i| set >> (4 - i) & 1 == 1))
+        .filter(|keep| total(keep) <= room)
+        .max_by_key(|keep| (total(keep), *keep))
+        .unwrap_or_default()
+}
+
+/// The bytes of the queries `keep` names.
+fn kept_bytes(bytes: [u64; 5], keep: &[bool; 5]) -> u64 {
+    bytes.iter().zip(keep).filter(|(_, &k)| k).map(|(b, _)| b).sum()
+}
+
+/// Uploads the queries of `p` that `keep` names to `device`.
+fn place(device: u32, p: &Parameters<Bls12>, keep: [bool; 5]) -> Result<DeviceSrs> {
+    let id = device as usize;
+    let g1 = |k: bool, q: &[G1Affine]| k.then(|| ResidentG1::new(id, q)).transpose();
+    Ok(DeviceSrs {
+        h: g1(keep[0], &p.h)?,
+        l: g1(keep[1], &p.l)?,
+        a: g1(keep[2], &p.a)?,
+        b_g1: g1(keep[3], &p.b_g1)?,
+        b_g2: keep[4].then(|| ResidentG2::new(id, &p.b_g2)).transpose()?,
+        _accounted: Tracked::new(Owner::Gpu, kept_bytes(query_bytes(p), &keep)),
+    })
+}
+
+/// The queries of `p` on `device`: uploaded on first use, those that fit beside the PCE's
+/// matrices and a proof's working set ([`resident_queries`]); the others stream. The cache
+/// stays locked through the upload, so concurrent first proofs upload once.
+fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<DeviceSrs>> {
     let key = (device, Arc::as_ptr(&p.h) as usize);
     let mut guard = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(HashMap::new);
@@ -98,29 +130,24 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Placem
     if let Some((_, placed)) = cache.get(&key) {
         return Ok(placed.clone());
     }
-    let device_id = device as usize;
-    let free = gpu::device_info(device_id)?.free_bytes;
-    let need = srs_bytes(p);
-    let placed = if need + pce.byte_len() as u64 + working_set(pce) <= free {
-        Placement::Resident(DeviceSrs {
-            h: ResidentG1::new(device_id, &p.h)?,
-            l: ResidentG1::new(device_id, &p.l)?,
-            a: ResidentG1::new(device_id, &p.a)?,
-            b_g1: ResidentG1::new(device_id, &p.b_g1)?,
-            b_g2: ResidentG2::new(device_id, &p.b_g2)?,
-            _accounted: Tracked::new(Owner::Gpu, need),
-        })
-    } else {
-        log::warn!("SRS ({need} B) does not fit on device {device} ({free} B free): streaming bases from host");
-        Placement::Streamed
-    };
-    let placed = Arc::new(placed);
+    let free = gpu::device_info(device as usize)?.free_bytes;
+    let bytes = query_bytes(p);
+    let keep = resident_queries(bytes, free.saturating_sub(pce.byte_len() as u64 + working_set(pce)));
+    if keep.contains(&false) {
+        let streamed: Vec<_> = QUERIES.iter().zip(keep).filter(|(_, k)| !k).map(|(q, _)| *q).collect();
+        let need: u64 = bytes.iter().sum();
+        log::warn!(
+            "SRS ({need} B) does not fit on device {device} ({free} B free) beside a proof: \
+             the bases of {streamed:?} stream from host memory in every proof"
+        );
+    }
+    let placed = Arc::new(place(device, p, keep)?);
     cache.insert(key, (Arc::downgrade(&p.h), placed.clone()));
     Ok(placed)
 }
 
 /// Makes `device` ready for proofs of `pce` with `p` now, so that the first proof does not
-/// pay for it: the queries of `p` uploaded (if they fit; the first proof would hold the
+/// pay for it: the queries of `p` uploaded (those that fit; the first proof would hold the
 /// upload lock other proofs' placements wait on), the PCE's matrices uploaded, and the
 /// device's pool grown by a proof's working set (within the room proofs reserve from).
 pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
@@ -140,36 +167,35 @@ pub fn evict_unloaded() {
     }
 }
 
-/// `Σ scalars · bases[range]` on the device, `bases` resident (the `query`
-/// of the device's copy) or streamed from `host`; `range` is a piece of an MSM of `whole`
-/// points, whose window a resident MSM takes (a streamed one, the fallback, its own).
+/// `Σ scalars · bases[range]` on the device, the bases `resident` there or streamed from
+/// `host`; `range` is a piece of an MSM of `whole` points, whose window a resident MSM takes
+/// (a streamed one, the fallback, its own).
 fn device_msm_g1(
     device: u32,
-    placed: &Placement,
-    query: fn(&DeviceSrs) -> &ResidentG1,
+    resident: Option<&ResidentG1>,
     host: &[G1Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
     whole: usize,
 ) -> Result<G1Projective> {
-    Ok(match placed {
-        Placement::Resident(srs) => query(srs).msm_with(range, s, whole, window_bits(whole))?,
-        Placement::Streamed => gpu::msm_g1_host(device as usize, &host[range], s)?,
+    Ok(match resident {
+        Some(bases) => bases.msm_with(range, s, whole, window_bits(whole))?,
+        None => gpu::msm_g1_host(device as usize, &host[range], s)?,
     })
 }
 
 /// [`device_msm_g1`] for B in G2.
 fn device_msm_g2(
     device: u32,
-    placed: &Placement,
+    resident: Option<&ResidentG2>,
     host: &[G2Affine],
     range: std::ops::Range<usize>,
     s: Scalars,
     whole: usize,
 ) -> Result<G2Projective> {
-    Ok(match placed {
-        Placement::Resident(srs) => srs.b_g2.msm_piece(range, s, whole)?,
-        Placement::Streamed => gpu::msm_g2_host(device as usize, &host[range], s)?,
+    Ok(match resident {
+        Some(bases) => bases.msm_piece(range, s, whole)?,
+        None => gpu::msm_g2_host(device as usize, &host[range], s)?,
     })
 }
 
@@ -337,12 +363,14 @@ pub fn proof_parts(
         Ok((h, aux))
     })?;
     let m1 = h_coeffs.len();
-    let g1 =
-        |query: fn(&DeviceSrs) -> &ResidentG1, host: &[G1Affine], range: std::ops::Range<usize>, s: Scalars<'_>| {
-            in_pieces(&turn, piece(range.len()), range, s, |r, s, whole| {
-                device_msm_g1(device, &placed, query, host, r, s, whole)
-            })
-        };
+    let g1 = |query: fn(&DeviceSrs) -> &Option<ResidentG1>,
+              host: &[G1Affine],
+              range: std::ops::Range<usize>,
+              s: Scalars<'_>| {
+        in_pieces(&turn, piece(range.len()), range, s, |r, s, whole| {
+            device_msm_g1(device, query(&placed).as_ref(), host, r, s, whole)
+        })
+    };
     let h = timed(&mut t.msm_h, || g1(|d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
     drop(h_coeffs);
 
@@ -371,7 +399,7 @@ pub fn proof_parts(
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
         let device_part = in_pieces(&turn, piece(nb - nbi), nbi..nb, (&b_aux).into(), |r, s, whole| {
-            device_msm_g2(device, &placed, &params.b_g2, r, s, whole)
+            device_msm_g2(device, placed.b_g2.as_ref(), &params.b_g2, r, s, whole)
         })?;
         Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + device_part)
     })?;
@@ -465,6 +493,52 @@ mod tests {
         assert_eq!(piece_of(1 << 26), 1 << 25);
         assert_eq!(piece_of(1 << 27), 1 << 26);
         assert_eq!(piece_of(1 << 28), 1 << 26);
+    }
+
+    /// The resident queries are the set of the most bytes within the room, ties keeping the
+    /// earlier queries; empty queries are always "resident".
+    #[test]
+    fn the_most_bytes_stay_resident() {
+        let (t, f) = (true, false);
+        let bytes = [13, 13, 10, 10, 26];
+        assert_eq!(resident_queries(bytes, 72), [t; 5]);
+        assert_eq!(resident_queries(bytes, u64::MAX), [t; 5]);
+        assert_eq!(resident_queries(bytes, 71), [t, t, t, f, t], "62 B: A before B G1");
+        assert_eq!(resident_queries(bytes, 40), [t, f, f, f, t], "39 B: H before L");
+        assert_eq!(resident_queries(bytes, 36), [t, t, t, f, f], "36 B: H, L, A before A, B G2");
+        assert_eq!(resident_queries(bytes, 9), [f; 5]);
+        assert_eq!(resident_queries([0, 5, 0, 5, 0], 0), [t, f, t, f, t]);
+    }
+
+    /// Proofs whose queries are partly resident and partly streamed from the host (a card too
+    /// small for the whole SRS) equal the CPU backend's, on both lanes, for two complementary
+    /// sets of resident queries.
+    #[test]
+    fn partly_resident_queries_prove_the_same() {
+        if gpu::device_count() == 0 {
+            eprintln!("partly_resident_queries_prove_the_same: skipped, no CUDA device");
+            return;
+        }
+        let circuit = Synthetic::new(Family::Sha256Chain, 1 << 14, 2);
+        let pce = extract(circuit.blank()).unwrap();
+        let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+        let (r, s) = (Scalar::from(3u64), Scalar::from(11u64));
+        let (t, f) = (true, false);
+        for keep in [[t, f, t, f, t], [f, t, f, t, f]] {
+            let params = super::super::dummy_params(&pce, 5);
+            let placed = Arc::new(place(0, &params, keep).unwrap());
+            let key = (0u32, Arc::as_ptr(&params.h) as usize);
+            let mut cache = RESIDENT.lock().unwrap();
+            cache.get_or_insert_with(HashMap::new).insert(key, (Arc::downgrade(&params.h), placed.clone()));
+            drop(cache);
+            let on =
+                |backend, urgency| super::super::prove(backend, urgency, &pce, &w, None, &params, (r, s)).unwrap().0;
+            let cpu = on(Backend::Cpu, Urgency::Throughput);
+            for urgency in [Urgency::Throughput, Urgency::Critical] {
+                assert!(on(Backend::Cuda(0), urgency) == cpu, "{keep:?} resident, {urgency:?}: the proof differs");
+            }
+            assert!(Arc::ptr_eq(&placed, &placement(0, &pce, &params).unwrap()), "the proofs used this placement");
+        }
     }
 
     /// G1 MSMs of more than 2^23 points take cuzk's driver at the default window, shorter ones
@@ -624,7 +698,8 @@ mod tests {
         super::super::prepare(Backend::Cuda(0), &pce, &params).unwrap();
         assert!(cached(), "prepare uploads the parameters");
         let placed = placement(0, &pce, &params).unwrap();
-        assert!(matches!(*placed, Placement::Resident(_)));
+        let resident = [placed.h.is_some(), placed.l.is_some(), placed.a.is_some(), placed.b_g1.is_some()];
+        assert!(resident == [true; 4] && placed.b_g2.is_some(), "a small SRS is resident");
         drop(placed);
         assert!(cached());
         evict_unloaded();

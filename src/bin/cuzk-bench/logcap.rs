@@ -1,5 +1,7 @@
 //! Captures the "synthesis time" bellperson logs (info level) inside
-//! `create_proof`, so the old path can be checked against bellperson itself.
+//! `create_proof`, so the old path can be checked against bellperson itself,
+//! and prints warnings and errors (cuzk's, e.g. an SRS that does not fit a
+//! GPU) to stderr.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -13,6 +15,10 @@ impl log::Log for Capture {
         m.level() <= log::Level::Info
     }
     fn log(&self, r: &log::Record) {
+        if r.level() <= log::Level::Warn {
+            eprintln!("{} {}: {}", r.level(), r.target(), r.args());
+            return;
+        }
         let msg = r.args().to_string();
         if let Some(d) = msg.strip_prefix("synthesis time: ").and_then(parse_debug_duration) {
             SYNTHESIS.lock().unwrap().push(d);
