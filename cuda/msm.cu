@@ -3,10 +3,12 @@
 // The bases are uploaded once (cuzk_g*_bases_new) and stay until _free: a
 // parameter file's queries are reused by every proof, so they should cross
 // PCIe once per process, not once per proof (supraseal-c2 streams them each
-// time). Each call sizes its own msm_t to the scalars it is given, so a
-// sub-range of a large base set gets the right Pippenger window. The scalars
-// come from host memory or, for a proof's H and aux, from a device vector
-// (dev_vec.cuh) that never leaves the GPU.
+// time). A query that does not fit is copied up for each MSM
+// (cuzk_g*_msm_host) and then runs as a resident one. Each call sizes its own
+// msm_t to the scalars it is given, so a sub-range of a large base set gets
+// the right Pippenger window. The scalars come from host memory or, for a
+// proof's H and aux, from a device vector (dev_vec.cuh) that never leaves the
+// GPU.
 
 #include "msm.cuh"
 #include <msm/pippenger.cuh>
@@ -128,7 +130,7 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
         s.sync();
         point_t rest;
         RustError err = run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(
-            device_id, &rest, (const affine_t*)&d_other_b[0], true, k, nullptr,
+            device_id, &rest, (const affine_t*)&d_other_b[0], k, nullptr,
             (const scalar_t*)&d_other_s[0]);
         if (err.code != cudaSuccess)
             return err;
@@ -148,17 +150,17 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
     })
 }
 
-// Σ scalars[i]·points[i] for i < n. The points are on the device when
-// |resident|, else in host memory; the scalars are |dev_scalars| from
-// |dev_start| on (on this device, n of them) when given, else |host_scalars|.
-// A throughput MSM is a piece of one of |window_n| points (run_msm: its
-// window); an express one is never cut. A throughput G1 MSM over resident
-// bases and device scalars that are not mostly bits runs wide_msm with a
+// Σ scalars[i]·points[i] for i < n, the points on the device; the scalars
+// are |dev_scalars| from |dev_start| on (on this device, n of them) when
+// given, else |host_scalars|. A throughput MSM is a piece of one of
+// |window_n| points (run_msm: its window); an express one is never cut. A
+// throughput G1 MSM over device scalars that are not mostly bits runs
+// wide_msm with a
 // |wbits|-bit window when |wbits| is not 0. |wbits| is 0, or in G1 10 to 26
 // (an argument error otherwise); every other MSM ignores it.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
-                     bool resident, size_t n, size_t window_n, const scalar_t* host_scalars,
+                     size_t n, size_t window_n, const scalar_t* host_scalars,
                      const scalars_t* dev_scalars, size_t dev_start, uint32_t wbits = 0)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
@@ -178,7 +180,7 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
             return RustError{-cudaErrorInvalidValue,
                              "cuzk: a wide window is for G1, of 10 to 26 bits"};
         if constexpr (bucket_t::degree == 1) {
-            if (d_scalars != nullptr && resident && lane == LANE_THROUGHPUT) {
+            if (d_scalars != nullptr && lane == LANE_THROUGHPUT) {
                 if (n >= BITS_MIN) {
                     bool done = false;
                     RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
@@ -192,9 +194,9 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
             }
         }
         RustError err = lane == LANE_EXPRESS
-            ? express_msm(device_id, out, points, resident, n, host_scalars, d_scalars)
+            ? express_msm(device_id, out, points, n, host_scalars, d_scalars)
             : run_msm<msm_t<bucket_t, point_t, affine_t, scalar_t>>(
-                  device_id, out, points, resident, n, host_scalars, d_scalars, window_n);
+                  device_id, out, points, n, host_scalars, d_scalars, window_n);
         if (err.code != cudaSuccess)
             return err;
     })
@@ -211,8 +213,31 @@ static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, si
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM range out of bounds"};
     if (window_n > bases->len)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM window for more points than the bases"};
-    return msm<bucket_t>(bases->device_id, out, bases->d + start, true, n, window_n,
+    return msm<bucket_t>(bases->device_id, out, bases->d + start, n, window_n,
                          host_scalars, dev_scalars, dev_start, wbits);
+}
+
+// Bases in host memory: copied through the scalars' lane's pinned staging
+// into device memory of the proof's lifetime, the MSM run over them as over
+// resident ones (msm), then freed. The caller bounds n: the copy is device
+// memory of the proof's working set.
+template<class bucket_t, class point_t, class affine_t>
+static RustError msm_host(int device_id, const affine_t* points, size_t n, size_t window_n,
+                          uint32_t wbits, const scalar_t* host_scalars,
+                          const scalars_t* dev_scalars, size_t dev_start, point_t* out)
+{
+    const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
+    std::unique_ptr<dev_vec_t<affine_t>> bases;
+    CUZK_TRY_ON(device_id, lane, {
+        out->inf();
+        if (n == 0)
+            return RustError{cudaSuccess};
+        bases.reset(dev_vec_upload(gpu, lane, points, n, lifetime_t::proof));
+        RustError err = msm<bucket_t>(device_id, out, bases->d, n, window_n, host_scalars,
+                                      dev_scalars, dev_start, wbits);
+        if (err.code != cudaSuccess)
+            return err;
+    })
 }
 
 typedef dev_vec_t<affine_t> g1_bases_t;
@@ -251,15 +276,18 @@ CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_
                                                   size_t dev_start, point_fp2_t* out)
 {   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
 
-// Bases streamed from host memory: the fallback when a query does not fit.
-CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points,
-                                              size_t n, const scalar_t* host_scalars,
+// Points[0..n] in host memory, streamed for one MSM (msm_host): the fallback
+// when a query does not fit. The window and |wbits| as cuzk_g*_msm_resident's.
+CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points, size_t n,
+                                              size_t window_n, uint32_t wbits,
+                                              const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
                                               point_t* out)
-{   return msm<bucket_t>(device_id, out, points, false, n, n, host_scalars, dev_scalars, dev_start);   }
+{   return msm_host<bucket_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
 
-CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points,
-                                              size_t n, const scalar_t* host_scalars,
+CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points, size_t n,
+                                              size_t window_n, uint32_t wbits,
+                                              const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
                                               point_fp2_t* out)
-{   return msm<bucket_fp2_t>(device_id, out, points, false, n, n, host_scalars, dev_scalars, dev_start);   }
+{   return msm_host<bucket_fp2_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }

@@ -32,31 +32,28 @@ template<class T> struct is_device_ptr<on_device_t<T>> {
 };
 
 // Σ scalars[i]·points[i] for i < n (0 < n < 2^31) with msm_type, an msm_t
-// of one lane, on device |device_id|. The points are on the device when
-// |resident|, else in host memory; the scalars are |dev_scalars| (n of them
-// on the device) when given, else |host_scalars|. sppark chooses the
+// of one lane, on device |device_id|. The points are on the device; the
+// scalars are |dev_scalars| (n of them on the device) when given, else
+// |host_scalars|. sppark chooses the
 // Pippenger window for max(n, window_n) points: a piece of a longer MSM
 // takes the whole's window (and so its batches), not a narrower one with
 // more windows to add. Throws on CUDA errors.
 template<class msm_type, class point_t, class affine_t>
-RustError run_msm(int device_id, point_t* out, const affine_t* points, bool resident,
-                  size_t n, const scalar_t* host_scalars, const scalar_t* dev_scalars,
+RustError run_msm(int device_id, point_t* out, const affine_t* points, size_t n,
+                  const scalar_t* host_scalars, const scalar_t* dev_scalars,
                   size_t window_n = 0)
 {
     msm_type m{nullptr, std::max(n, window_n), sizeof(affine_t), device_id};
     const on_device_t<affine_t> d_points{points};
     return dev_scalars != nullptr
-        ? (resident ? m.invoke(*out, d_points, n, on_device_t<scalar_t>{dev_scalars}, true)
-                    : m.invoke(*out, points, n, on_device_t<scalar_t>{dev_scalars}, true))
-        : (resident ? m.invoke(*out, d_points, n, host_scalars, true)
-                    : m.invoke(*out, points, n, host_scalars, true));
+        ? m.invoke(*out, d_points, n, on_device_t<scalar_t>{dev_scalars}, true)
+        : m.invoke(*out, d_points, n, host_scalars, true);
 }
 
 // run_msm on the express lane of device |device_id| (msm_express.cu).
-RustError express_msm(int device_id, point_t* out, const affine_t* points, bool resident,
-                      size_t n, const scalar_t* host_scalars, const scalar_t* dev_scalars);
-RustError express_msm(int device_id, point_fp2_t* out, const affine_fp2_t* points,
-                      bool resident, size_t n, const scalar_t* host_scalars,
-                      const scalar_t* dev_scalars);
+RustError express_msm(int device_id, point_t* out, const affine_t* points, size_t n,
+                      const scalar_t* host_scalars, const scalar_t* dev_scalars);
+RustError express_msm(int device_id, point_fp2_t* out, const affine_fp2_t* points, size_t n,
+                      const scalar_t* host_scalars, const scalar_t* dev_scalars);
 
 #endif

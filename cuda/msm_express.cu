@@ -23,17 +23,16 @@ static const gpu_t& select_gpu(int device_id)
 
 } // namespace express
 
-RustError express_msm(int device_id, point_t* out, const affine_t* points, bool resident,
-                      size_t n, const scalar_t* host_scalars, const scalar_t* dev_scalars)
+RustError express_msm(int device_id, point_t* out, const affine_t* points, size_t n,
+                      const scalar_t* host_scalars, const scalar_t* dev_scalars)
 {
     return run_msm<express::msm_t<bucket_t, point_t, affine_t, scalar_t>>(
-        device_id, out, points, resident, n, host_scalars, dev_scalars);
+        device_id, out, points, n, host_scalars, dev_scalars);
 }
 
-RustError express_msm(int device_id, point_fp2_t* out, const affine_fp2_t* points,
-                      bool resident, size_t n, const scalar_t* host_scalars,
-                      const scalar_t* dev_scalars)
+RustError express_msm(int device_id, point_fp2_t* out, const affine_fp2_t* points, size_t n,
+                      const scalar_t* host_scalars, const scalar_t* dev_scalars)
 {
     return run_msm<express::msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t>>(
-        device_id, out, points, resident, n, host_scalars, dev_scalars);
+        device_id, out, points, n, host_scalars, dev_scalars);
 }

@@ -152,12 +152,25 @@ macro_rules! resident {
             }
         }
 
-        /// Σ scalars[i] · bases[i] with the bases streamed from host memory
-        /// (the fallback when they do not fit on the device); the scalars on
-        /// the host or on `device_id`.
-        pub fn $host_fn<'a>(device_id: usize, bases: &[$affine], scalars: impl Into<Scalars<'a>>) -> Result<$proj> {
-            let c_id = c_device(device_id)?;
+        /// Σ scalars[i] · bases[i] with the bases in host memory (the fallback when
+        /// they do not fit on the device): copied to device memory of the scalars'
+        /// lane for this call (as many bytes as `bases`: the caller bounds them), then
+        /// as [`$name::msm_with`] a piece of an MSM of `whole` points with `wbits`.
+        /// The scalars on the host or on `device_id`.
+        pub fn $host_fn<'a>(
+            device_id: usize,
+            bases: &[$affine],
+            scalars: impl Into<Scalars<'a>>,
+            whole: usize,
+            wbits: u32,
+        ) -> Result<$proj> {
             let scalars = scalars.into();
+            // The copy goes through the staging of the scalars' lane; device scalars' upload
+            // accounted theirs already.
+            let c_id = match scalars {
+                Scalars::Host(_) => c_device_for_upload(device_id, Urgency::Throughput)?,
+                Scalars::Device(..) => c_device(device_id)?,
+            };
             if scalars.len() != bases.len() {
                 return Err(invalid_argument(format!("{} scalars for {} bases", scalars.len(), bases.len())));
             }
@@ -168,9 +181,20 @@ macro_rules! resident {
             // `DeviceScalars` on this device, as in `msm`) number as many
             // (checked above; the C side checks the device length again). All
             // are only read, and not after the call returns; the C side writes
-            // only `out`, a live local of sppark's Jacobian layout.
+            // only `out`, a live local of sppark's Jacobian layout. `whole` and
+            // `wbits` only size the window (checked by the C side).
             check(unsafe {
-                ffi::$host_msm(c_id, bases.as_ptr(), bases.len(), host_scalars, dev_scalars, dev_start, &mut out)
+                ffi::$host_msm(
+                    c_id,
+                    bases.as_ptr(),
+                    bases.len(),
+                    whole,
+                    wbits,
+                    host_scalars,
+                    dev_scalars,
+                    dev_start,
+                    &mut out,
+                )
             })?;
             Ok(out)
         }

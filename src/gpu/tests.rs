@@ -132,7 +132,7 @@ fn errors_without_device() {
     let s = scalars(4, 2);
     // An id past the last device is an error, never an abort.
     assert!(ResidentG1::new(n, &bases).is_err());
-    assert!(msm_g1_host(n, &bases, &s).is_err());
+    assert!(msm_g1_host(n, &bases, &s, 4, 0).is_err());
     assert!(compute_h(n, &s, &s, &s, 2).is_err());
     assert!(device_info(n).is_err());
     assert_eq!(devices().len(), n);
@@ -166,7 +166,7 @@ fn msm_g1_matches_cpu() {
         let want = naive_g1(&bases, &s);
         let r = ResidentG1::new(0, &bases).unwrap();
         assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G1 n={n}");
-        assert_eq!(msm_g1_host(0, &bases, &s).unwrap(), want, "streamed G1 n={n}");
+        assert_eq!(msm_g1_host(0, &bases, &s, n, 0).unwrap(), want, "streamed G1 n={n}");
         // A sub-range of the resident bases.
         let (lo, hi) = (n / 3, n - n / 5);
         assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g1(&bases[lo..hi], &s[lo..hi]), "sub-range G1 n={n}");
@@ -190,7 +190,7 @@ fn msm_g2_matches_cpu() {
         let want = naive_g2(&bases, &s);
         let r = ResidentG2::new(0, &bases).unwrap();
         assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G2 n={n}");
-        assert_eq!(msm_g2_host(0, &bases, &s).unwrap(), want, "streamed G2 n={n}");
+        assert_eq!(msm_g2_host(0, &bases, &s, n, 0).unwrap(), want, "streamed G2 n={n}");
         let (lo, hi) = (n / 4, n);
         assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g2(&bases[lo..hi], &s[lo..hi]), "sub-range G2 n={n}");
     }
@@ -435,7 +435,8 @@ fn device_scalars_upload_select_msm() {
                 let r = ResidentG1::new(0, &bases).unwrap();
                 let host = r.msm(0..want.len(), &want).unwrap();
                 assert_eq!(r.msm(0..want.len(), &sel).unwrap(), host, "device scalars n={n}");
-                assert_eq!(msm_g1_host(0, &bases, &sel).unwrap(), host, "streamed, device scalars n={n}");
+                let k = want.len();
+                assert_eq!(msm_g1_host(0, &bases, &sel, k, 0).unwrap(), host, "streamed, device scalars n={n}");
             }
         }
         if n > 0 {
@@ -448,7 +449,7 @@ fn device_scalars_upload_select_msm() {
     let r = ResidentG2::new(0, &bases).unwrap();
     let want = naive_g2(&bases, &s);
     assert_eq!(r.msm(0..2053, &d).unwrap(), want, "G2 device scalars");
-    assert_eq!(msm_g2_host(0, &bases, &d).unwrap(), want, "G2 streamed, device scalars");
+    assert_eq!(msm_g2_host(0, &bases, &d, 2053, 0).unwrap(), want, "G2 streamed, device scalars");
     // Device scalars must match the range exactly.
     assert!(r.msm(0..2052, &d).is_err());
 }
@@ -554,7 +555,8 @@ fn resident_with_infinities(n: usize) -> (Vec<G1Affine>, ResidentG1) {
 /// Mostly bit-valued device scalars (a witness's aux) take the split MSM in G1: the ones'
 /// bases summed by a bitmap batch addition, the other values through Pippenger. Bits with a
 /// few others, all ones, all zeros, and too many others (the plain MSM) all equal the same MSM
-/// from host scalars; the first also equals blstrs, in G1 and (the plain MSM) in G2.
+/// from host scalars, with resident bases and streamed ones; the first also equals blstrs, in
+/// G1 and (the plain MSM) in G2.
 #[test]
 fn bit_scalars_split_equals_the_plain_msm() {
     if !have_gpu("bit_scalars_split_equals_the_plain_msm") {
@@ -581,7 +583,9 @@ fn bit_scalars_split_equals_the_plain_msm() {
     ];
     for (what, s) in &cases {
         let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
-        assert_eq!(r.msm(0..n, &d).unwrap(), r.msm(0..n, &s[..]).unwrap(), "{what}");
+        let want = r.msm(0..n, &s[..]).unwrap();
+        assert_eq!(r.msm(0..n, &d).unwrap(), want, "{what}");
+        assert_eq!(msm_g1_host(0, &bases, &d, n, 0).unwrap(), want, "{what}, streamed");
     }
     let proj: Vec<G1Projective> = bases.iter().map(|p| p.to_curve()).collect();
     let d = DeviceScalars::upload(0, Urgency::Throughput, &bits).unwrap();
@@ -602,7 +606,8 @@ fn bit_scalars_split_equals_the_plain_msm() {
 
 /// A piece of a long MSM run with the whole's Pippenger window (wider than its own: 12 bits
 /// against 10 here) equals blstrs, from host and from device scalars (G1's split and plain
-/// MSMs) and in G2; a window for more points than the bases is an argument error.
+/// MSMs, the device scalars' also with the piece's bases streamed) and in G2 (resident and
+/// streamed); a window for more points than the bases is an argument error.
 #[test]
 fn a_piece_with_the_whole_window_equals_blstrs() {
     if !have_gpu("a_piece_with_the_whole_window_equals_blstrs") {
@@ -621,6 +626,8 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
         assert_eq!(r.msm_piece(off..off + len, &s[..], n).unwrap(), want, "{what}, host scalars");
         let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
         assert_eq!(r.msm_piece(off..off + len, &d, n).unwrap(), want, "{what}, device scalars");
+        let streamed = msm_g1_host(0, &bases[off..off + len], &d, n, 0).unwrap();
+        assert_eq!(streamed, want, "{what}, device scalars, streamed");
     }
     assert!(r.msm_piece(off..off + len, &random[..], n + 1).is_err(), "a window past the bases");
 
@@ -629,13 +636,15 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
     let proj2: Vec<G2Projective> = g2[..len / 4].iter().map(|p| p.to_curve()).collect();
     let want = G2Projective::multi_exp(&proj2, &random[..len / 4]);
     assert_eq!(r2.msm_piece(0..len / 4, &random[..len / 4], len).unwrap(), want, "G2");
+    assert_eq!(msm_g2_host(0, &g2[..len / 4], &random[..len / 4], len, 0).unwrap(), want, "G2, streamed");
 }
 
 /// cuzk's own Pippenger driver (`msm_with` a window) equals blstrs at every kind of window:
 /// full top windows (17 bits), top windows of a few bits (19, 21, 23), of more (20, 22), and
 /// the narrowest (10), which take every branch of the bucket reduction's levels; over the
 /// special scalars (0, 1, −1, small ones), bases at infinity, and a piece of the device
-/// scalars. Windows outside 10-26 bits, and any in G2, are argument errors.
+/// scalars (with its bases resident and streamed). Windows outside 10-26 bits, and any in G2,
+/// are argument errors.
 #[test]
 fn wide_windows_equal_blstrs() {
     if !have_gpu("wide_windows_equal_blstrs") {
@@ -652,7 +661,9 @@ fn wide_windows_equal_blstrs() {
     for wbits in [10, 17, 19, 20, 21, 22, 23] {
         assert_eq!(r.msm_with(0..n, &d, n, wbits).unwrap(), want, "{wbits}-bit window");
         let piece = Scalars::Device(&d, off..off + len);
-        assert_eq!(r.msm_with(0..len, piece, n, wbits).unwrap(), want_piece, "{wbits}-bit window, a piece");
+        assert_eq!(r.msm_with(0..len, piece.clone(), n, wbits).unwrap(), want_piece, "{wbits}-bit window, a piece");
+        let streamed = msm_g1_host(0, &bases[..len], piece, n, wbits).unwrap();
+        assert_eq!(streamed, want_piece, "{wbits}-bit window, a streamed piece");
     }
     for wbits in [9, 27] {
         assert!(r.msm_with(0..n, &d, n, wbits).is_err(), "a {wbits}-bit window");
@@ -660,6 +671,7 @@ fn wide_windows_equal_blstrs() {
     let g2 = many_g2(1 << 10);
     let r2 = ResidentG2::new(0, &g2).unwrap();
     assert!(r2.msm_with(0..1 << 10, &s[..1 << 10], 1 << 10, 20).is_err(), "a wide window in G2");
+    assert!(msm_g2_host(0, &g2, &s[..1 << 10], 1 << 10, 20).is_err(), "a wide window in G2, streamed");
 }
 
 /// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
@@ -739,7 +751,7 @@ fn gpu_primitive_timings() {
         if lg == 20 {
             let want = G1Projective::multi_exp(&g1[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(), &s[..n]);
             assert_eq!(got, want, "G1 MSM 2^20 vs blstrs multi_exp");
-            let (first, best, _) = time(1, || msm_g1_host(0, &g1[..n], &s[..n]).unwrap());
+            let (first, best, _) = time(1, || msm_g1_host(0, &g1[..n], &s[..n], n, 0).unwrap());
             println!("| G1 MSM streamed | 2^{lg} | - | {first:.3} | {best:.3} |");
         }
     }

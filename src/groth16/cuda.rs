@@ -32,6 +32,13 @@ struct DeviceSrs {
     _accounted: Tracked,
 }
 
+impl DeviceSrs {
+    /// Does any query stream?
+    fn streams(&self) -> bool {
+        [&self.h, &self.l, &self.a, &self.b_g1].iter().any(|q| q.is_none()) || self.b_g2.is_none()
+    }
+}
+
 /// Resident SRS per (device, parameter set). The key is the address of the
 /// parameters' H query; the `Weak` beside it pins that address (it cannot be
 /// reused while the weak lives) and tells whether any user still holds the
@@ -59,6 +66,22 @@ fn working_set(pce: &Pce) -> u64 {
         bits => wide_scratch(piece_of(longest), bits),
     };
     32 * (3 * domain + 3 * pce.num_aux + pce.num_inputs) as u64 + (64 * domain as u64).max(wide)
+}
+
+/// The longest piece of a streamed query's MSM: each piece's bases are copied to the device
+/// for its MSM (at most 3.2 GB in G2, counted in the proof's room: [`proof_room`]).
+const STREAM_PIECE: usize = 1 << 24;
+
+/// Device bytes of one streamed piece of bases of a proof of `pce` (G2's 192 B a point, the
+/// larger).
+fn stream_bytes(pce: &Pce) -> u64 {
+    192 * pce.domain_size().max(pce.num_aux).min(STREAM_PIECE) as u64
+}
+
+/// Device bytes a proof of `pce` reserves with the queries `placed`: its working set, and one
+/// streamed piece of bases when a query streams.
+fn proof_room(pce: &Pce, placed: &DeviceSrs) -> u64 {
+    working_set(pce) + if placed.streams() { stream_bytes(pce) } else { 0 }
 }
 
 /// Device bytes cuzk's MSM driver (`cuda/msm_wide.cuh`) allocates for an MSM of `n` points with a
@@ -120,7 +143,7 @@ fn place(device: u32, p: &Parameters<Bls12>, keep: [bool; 5]) -> Result<DeviceSr
 }
 
 /// The queries of `p` on `device`: uploaded on first use, those that fit beside the PCE's
-/// matrices and a proof's working set ([`resident_queries`]); the others stream. The cache
+/// matrices and a proof's room ([`resident_queries`]); the others stream. The cache
 /// stays locked through the upload, so concurrent first proofs upload once.
 fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<DeviceSrs>> {
     let key = (device, Arc::as_ptr(&p.h) as usize);
@@ -132,8 +155,10 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Device
     }
     let free = gpu::device_info(device as usize)?.free_bytes;
     let bytes = query_bytes(p);
-    let keep = resident_queries(bytes, free.saturating_sub(pce.byte_len() as u64 + working_set(pce)));
+    let beside = pce.byte_len() as u64 + working_set(pce);
+    let mut keep = resident_queries(bytes, free.saturating_sub(beside));
     if keep.contains(&false) {
+        keep = resident_queries(bytes, free.saturating_sub(beside + stream_bytes(pce)));
         let streamed: Vec<_> = QUERIES.iter().zip(keep).filter(|(_, k)| !k).map(|(q, _)| *q).collect();
         let need: u64 = bytes.iter().sum();
         log::warn!(
@@ -151,10 +176,11 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Device
 /// upload lock other proofs' placements wait on), the PCE's matrices uploaded, and the
 /// device's pool grown by a proof's working set (within the room proofs reserve from).
 pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
-    placement(device, pce, p)?;
+    let placed = placement(device, pce, p)?;
+    let room = proof_room(pce, &placed);
     device_matrices(device, pce)?;
-    let _room = super::device_room::reserve(device as usize, working_set(pce))?;
-    Ok(gpu::warm_pool(device as usize, working_set(pce))?)
+    let _room = super::device_room::reserve(device as usize, room)?;
+    Ok(gpu::warm_pool(device as usize, room)?)
 }
 
 /// Frees the device copies of every parameter set nobody holds any more
@@ -167,9 +193,8 @@ pub fn evict_unloaded() {
     }
 }
 
-/// `Σ scalars · bases[range]` on the device, the bases `resident` there or streamed from
-/// `host`; `range` is a piece of an MSM of `whole` points, whose window a resident MSM takes
-/// (a streamed one, the fallback, its own).
+/// `Σ scalars · bases[range]` on the device, the bases `resident` there or copied up from
+/// `host` for this call; `range` is a piece of an MSM of `whole` points, whose window it takes.
 fn device_msm_g1(
     device: u32,
     resident: Option<&ResidentG1>,
@@ -180,7 +205,7 @@ fn device_msm_g1(
 ) -> Result<G1Projective> {
     Ok(match resident {
         Some(bases) => bases.msm_with(range, s, whole, window_bits(whole))?,
-        None => gpu::msm_g1_host(device as usize, &host[range], s)?,
+        None => gpu::msm_g1_host(device as usize, &host[range], s, whole, window_bits(whole))?,
     })
 }
 
@@ -195,7 +220,7 @@ fn device_msm_g2(
 ) -> Result<G2Projective> {
     Ok(match resident {
         Some(bases) => bases.msm_piece(range, s, whole)?,
-        None => gpu::msm_g2_host(device as usize, &host[range], s)?,
+        None => gpu::msm_g2_host(device as usize, &host[range], s, whole, 0)?,
     })
 }
 
@@ -341,12 +366,20 @@ pub fn proof_parts(
     t: &mut ProveTimings,
 ) -> Result<ProofParts> {
     let turn = gpu::Turn::begin(device as usize, urgency);
-    let piece = |n| if urgency == Urgency::Throughput { piece_of(n) } else { usize::MAX };
+    // A streamed query's MSM runs in pieces of at most STREAM_PIECE points whatever the lane.
+    let piece = |n, resident: bool| {
+        let turns = if urgency == Urgency::Throughput { piece_of(n) } else { usize::MAX };
+        if resident {
+            turns
+        } else {
+            turns.min(STREAM_PIECE)
+        }
+    };
     turn.step();
     let placed = placement(device, pce, params)?;
     let matrices = device_matrices(device, pce)?;
     let id = device as usize;
-    let _room = super::device_room::reserve(id, working_set(pce))?;
+    let _room = super::device_room::reserve(id, proof_room(pce, &placed))?;
     let lg = pce.domain_size().trailing_zeros();
     let steps = &mut t.gpu;
     let (h_coeffs, aux) = timed(&mut t.h, || -> Result<_> {
@@ -367,8 +400,9 @@ pub fn proof_parts(
               host: &[G1Affine],
               range: std::ops::Range<usize>,
               s: Scalars<'_>| {
-        in_pieces(&turn, piece(range.len()), range, s, |r, s, whole| {
-            device_msm_g1(device, query(&placed).as_ref(), host, r, s, whole)
+        let resident = query(&placed).as_ref();
+        in_pieces(&turn, piece(range.len(), resident.is_some()), range, s, |r, s, whole| {
+            device_msm_g1(device, resident, host, r, s, whole)
         })
     };
     let h = timed(&mut t.msm_h, || g1(|d| &d.h, &params.h, 0..m1, (&h_coeffs).into()))?;
@@ -398,9 +432,11 @@ pub fn proof_parts(
     drop(aux);
     let nb = nbi + b_aux.len();
     let b_g2 = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        let device_part = in_pieces(&turn, piece(nb - nbi), nbi..nb, (&b_aux).into(), |r, s, whole| {
-            device_msm_g2(device, placed.b_g2.as_ref(), &params.b_g2, r, s, whole)
-        })?;
+        let resident = placed.b_g2.as_ref();
+        let device_part =
+            in_pieces(&turn, piece(nb - nbi, resident.is_some()), nbi..nb, (&b_aux).into(), |r, s, whole| {
+                device_msm_g2(device, resident, &params.b_g2, r, s, whole)
+            })?;
         Ok(msm_g2(&params.b_g2[..nbi], &b_inputs) + device_part)
     })?;
     drop(b_aux);
