@@ -34,10 +34,10 @@ template<class T> struct is_device_ptr<on_device_t<T>> {
 // Σ scalars[i]·points[i] for i < n (0 < n < 2^31) with msm_type, an msm_t
 // of one lane, on device |device_id|. The points are on the device; the
 // scalars are |dev_scalars| (n of them on the device) when given, else
-// |host_scalars|. sppark chooses the
-// Pippenger window for max(n, window_n) points: a piece of a longer MSM
-// takes the whole's window (and so its batches), not a narrower one with
-// more windows to add. Throws on CUDA errors.
+// |host_scalars|. sppark chooses the Pippenger window for max(n, window_n)
+// points: a piece of a longer MSM takes the whole's window (and so its
+// batches), not a narrower one with more windows to add. Throws on CUDA
+// errors.
 template<class msm_type, class point_t, class affine_t>
 RustError run_msm(int device_id, point_t* out, const affine_t* points, size_t n,
                   const scalar_t* host_scalars, const scalar_t* dev_scalars,

@@ -3,9 +3,9 @@
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When not every query fits beside a
 //! proof's working set (an 80 GB card at 2^27), those holding the most bytes
-//! stay resident and the others' bases stream from host memory for each MSM
-//! (and a warning is logged). Randomisation and assembly stay on the host
-//! (constant time).
+//! stay resident and the others' bases are copied up, a piece at a time, for
+//! each MSM (and a warning is logged). Randomisation and assembly stay on the
+//! host (constant time).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -734,8 +734,7 @@ mod tests {
         super::super::prepare(Backend::Cuda(0), &pce, &params).unwrap();
         assert!(cached(), "prepare uploads the parameters");
         let placed = placement(0, &pce, &params).unwrap();
-        let resident = [placed.h.is_some(), placed.l.is_some(), placed.a.is_some(), placed.b_g1.is_some()];
-        assert!(resident == [true; 4] && placed.b_g2.is_some(), "a small SRS is resident");
+        assert!(!placed.streams(), "a small SRS is resident");
         drop(placed);
         assert!(cached());
         evict_unloaded();
