@@ -30,7 +30,7 @@
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #   bash scripts/device-bench.sh pieces     # latency-big's measure with MSM pieces of at most 2^25 (a 2^26 partition's default), then 2^23
 #   bash scripts/device-bench.sh pieces-stage # the 2^26 sha256-chain backend stage with the same two bounds
-#   bash scripts/device-bench.sh card-80g  # on an 80 GB card (nvidia-h100-x1): the CUDA backend's tests, then the
+#   bash scripts/device-bench.sh card-80g  # on an 80 GB card (nvidia-h100-x1): the GPU tests, then the
 #                                       # sha256-chain 2^27 stage with part of its SRS resident, 1 and 2 workers
 #   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
 #                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
@@ -149,7 +149,7 @@ pieces-stage)
   done
   ;;
 card-80g)
-  run timeout 120 $G/cuzk-lib-tests --test-threads=1 groth16::cuda::
+  run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::
   run timeout 420 $B gpu-scaling --circuit sha256-chain --size 2^27 --devices 0 --workers 1,2 -n 2 --json "$OUT/scaling-2p27.json"
   ;;
 post)
