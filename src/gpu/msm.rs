@@ -155,7 +155,7 @@ macro_rules! resident {
         /// Σ scalars[i] · bases[i] with the bases in host memory (the fallback when
         /// they do not fit on the device): copied to device memory of the scalars'
         /// lane for this call (as many bytes as `bases`: the caller bounds them), then
-        /// as [`$name::msm_with`] a piece of an MSM of `whole` points with `wbits`.
+        /// summed as resident bases' `msm_with`: a piece of an MSM of `whole` points, `wbits`.
         /// The scalars on the host or on `device_id`.
         pub fn $host_fn<'a>(
             device_id: usize,

@@ -174,7 +174,8 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Device
 /// Makes `device` ready for proofs of `pce` with `p` now, so that the first proof does not
 /// pay for it: the queries of `p` uploaded (those that fit; the first proof would hold the
 /// upload lock other proofs' placements wait on), the PCE's matrices uploaded, and the
-/// device's pool grown by a proof's working set (within the room proofs reserve from).
+/// device's pool grown by a proof's room ([`proof_room`]; within the room proofs reserve
+/// from).
 pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
     let placed = placement(device, pce, p)?;
     let room = proof_room(pce, &placed);
