@@ -112,6 +112,7 @@ pub mod anyhow_like {
 
 fn main() {
     let cli = Cli::parse();
+    logcap::install();
     let res = match cli.cmd {
         Command::PceBench(o) => pce_bench::run(o),
         Command::SynthOnly(o) => synth_only::run(o),

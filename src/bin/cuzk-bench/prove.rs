@@ -193,7 +193,6 @@ pub fn run(o: Opts) -> Result<()> {
     rows.insert(1, ("partitions", partitions.to_string()));
     let mut compare = serde_json::Value::Null;
     if let (true, Some((statement, ours))) = (o.compare_bellperson, last) {
-        logcap::install();
         let (reference, old_s) = stage("old path: reference synthesis", || {
             (0..statement.partitions()).try_for_each(|k| ReferenceCs::synthesize(statement.instance(k)?).map(drop))
         });
