@@ -159,6 +159,26 @@ CUZK_FFI RustError::by_value cuzk_gpu_room(int device_id, size_t* out)
     })
 }
 
+// The most bytes proof buffers held at once on device |device_id| since the
+// last reset (its pool's high-water mark; the SRS and the PCE's matrices are
+// not pool memory), in *out. |reset|: a new count starts now.
+CUZK_FFI RustError::by_value cuzk_gpu_pool_peak(int device_id, bool reset, size_t* out)
+{
+    *out = 0;
+    CUZK_TRY(device_id, {
+        device_init(gpu);
+        cudaMemPool_t pool;
+        CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, gpu.cid()));
+        cuuint64_t high = 0;
+        CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
+        *out = (size_t)high;
+        if (reset) {
+            cuuint64_t zero = 0;
+            CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+        }
+    })
+}
+
 // A new proof vector of lane |lane| of device |device_id| holding host[0..n).
 CUZK_FFI RustError::by_value cuzk_scalars_upload(int device_id, int lane, const fr_t* host,
                                                  size_t n, scalars_t** out)

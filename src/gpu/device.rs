@@ -107,6 +107,18 @@ pub fn warm_pool(id: usize, bytes: u64) -> Result<()> {
     check(unsafe { ffi::cuzk_gpu_warm(c_id, bytes as usize) })
 }
 
+/// The most bytes proofs' device buffers held at once on device `id` since the count was last
+/// reset (`reset`: a new count starts now). The SRS and the PCE's matrices are not in it, so
+/// with one proof at a time it is that proof's device working set, measured.
+pub fn pool_peak(id: usize, reset: bool) -> crate::Result<u64> {
+    let c_id = c_device(id)?;
+    let mut bytes = 0usize;
+    // SAFETY: the C side writes one `size_t` (= usize) through the pointer, which points to a
+    // live local, and keeps nothing.
+    check(unsafe { ffi::cuzk_gpu_pool_peak(c_id, reset, &mut bytes) })?;
+    Ok(bytes as u64)
+}
+
 /// All usable devices; empty without a GPU.
 pub fn devices() -> Vec<DeviceInfo> {
     (0..device_count()).filter_map(|i| device_info(i).ok()).collect()

@@ -142,6 +142,7 @@ extern "C" {
     pub(crate) fn cuzk_gpu_trim(device_id: i32) -> sppark::Error;
     pub(crate) fn cuzk_gpu_room(device_id: i32, out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_gpu_warm(device_id: i32, bytes: usize) -> sppark::Error;
+    pub(crate) fn cuzk_gpu_pool_peak(device_id: i32, reset: bool, out: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_scalars_upload(
         device_id: i32,
         lane: i32,

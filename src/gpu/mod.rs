@@ -1,11 +1,11 @@
 //! The layer under the CUDA backend. In every build: the device queries
-//! ([`device_count`], [`device_memory`], [`check_device`]) and the devices' turns ([`Turn`]:
+//! ([`device_count`], [`device_memory`], [`pool_peak`], [`check_device`]) and the devices' turns ([`Turn`]:
 //! critical stages first). With the `cuda`
 //! feature: device discovery and safe wrappers over the `cuda/` entry points
 //! (sppark 0.1.16 MSM and NTT, and our sparse products), on plain slices of `blstrs` scalars and
 //! points. Knows nothing of proofs or parameters.
 //!
-//! Without `cuda` there is no device: [`device_count`] is 0 and the other two
+//! Without `cuda` there is no device: [`device_count`] is 0 and the other
 //! queries return [`Error::Gpu`] saying the build has no `cuda` feature.
 //!
 //! The wrappers take an explicit device id (an index into `devices()`) and
@@ -39,7 +39,9 @@ mod tests;
 mod turns;
 
 #[cfg(feature = "cuda")]
-pub use device::{device_count, device_info, device_memory, devices, room, trim_pools, warm_pool, DeviceInfo};
+pub use device::{
+    device_count, device_info, device_memory, devices, pool_peak, room, trim_pools, warm_pool, DeviceInfo,
+};
 #[cfg(feature = "cuda")]
 pub use error::{GpuError, Result};
 #[cfg(feature = "cuda")]
@@ -51,7 +53,7 @@ pub use scalars::{DeviceScalars, Scalars};
 #[cfg(feature = "cuda")]
 pub use spmv::{Csr, DeviceMatrices};
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, device_memory, trim_pools};
+pub use stub::{device_count, device_memory, pool_peak, trim_pools};
 pub use turns::{Turn, Urgency, MAX_YIELD};
 
 use crate::Error;

@@ -14,3 +14,8 @@ pub fn trim_pools() {}
 pub fn device_memory(id: u32) -> Result<(u64, u64)> {
     Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
 }
+
+/// Always `Err`: this build has no CUDA device.
+pub fn pool_peak(id: usize, _reset: bool) -> Result<u64> {
+    Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
+}

@@ -57,8 +57,9 @@ fn retain_alive(cache: &mut Cache) {
 /// (H takes a's place), the witness and aux's A and B selections, plus MSM scratch: a
 /// conservative 2 × domain × 32 B (at 2^26 rows the whole measured to about half of this), or
 /// what cuzk's driver takes for one piece of the longest MSM ([`wide_scratch`]) where that is
-/// more.
-fn working_set(pce: &Pce) -> u64 {
+/// more. The pool's high-water mark of a proof is checked against this in the GPU tests and
+/// printed by `cuzk-bench gpu-scaling`.
+pub fn working_set(pce: &Pce) -> u64 {
     let domain = pce.domain_size();
     let longest = domain.max(pce.num_aux);
     let wide = match window_bits(longest) {
@@ -585,6 +586,50 @@ mod tests {
         assert_eq!(window_bits(WIDE_ABOVE), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
         assert_eq!(window_bits((1 << 24) - 1), WIDE_BITS, "the H of a 2^24 domain");
         assert_eq!(window_bits(1 << 27), WIDE_BITS);
+    }
+
+    /// A proof's device buffers at their peak (the pool's high-water mark, one proof at a
+    /// time, both lanes) fit the working set the device room reserves for it, on both
+    /// families: the bit-valued aux of sha256-chain and the dense aux of mimc-chain.
+    #[test]
+    fn a_proofs_device_buffers_fit_its_working_set() {
+        if gpu::device_count() == 0 {
+            eprintln!("a_proofs_device_buffers_fit_its_working_set: skipped, no CUDA device");
+            return;
+        }
+        let mut over = Vec::new();
+        for family in [Family::Sha256Chain, Family::MimcChain] {
+            for lg in [16, 20] {
+                let circuit = Synthetic::new(family, 1 << lg, 1);
+                let pce = extract(circuit.blank()).unwrap();
+                let params = super::super::dummy_params(&pce, 3);
+                let w = Witness::generate_sized(circuit, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+                let estimate = working_set(&pce);
+                for urgency in [Urgency::Throughput, Urgency::Critical] {
+                    let prove = || {
+                        super::super::prove(
+                            Backend::Cuda(0),
+                            urgency,
+                            &pce,
+                            &w,
+                            None,
+                            &params,
+                            (Scalar::ONE, Scalar::ONE),
+                        )
+                    };
+                    prove().unwrap();
+                    gpu::pool_peak(0, true).unwrap();
+                    prove().unwrap();
+                    let peak = gpu::pool_peak(0, false).unwrap();
+                    let case = format!("{family:?} 2^{lg} {urgency:?}: {peak} B at most, {estimate} B reserved");
+                    eprintln!("{case} ({:.2})", peak as f64 / estimate as f64);
+                    if peak > estimate {
+                        over.push(case);
+                    }
+                }
+            }
+        }
+        assert!(over.is_empty(), "proofs over their working set: {over:?}");
     }
 
     /// a, b, c evaluated on the device equal the CPU's SpMV bit for bit, zero past the rows,

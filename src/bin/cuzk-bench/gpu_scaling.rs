@@ -46,6 +46,9 @@ struct DeviceRun {
     proofs_per_s: f64,
     /// Stage times summed over the run's proofs.
     sum: ProveTimings,
+    /// The most bytes the run's proofs held in device buffers at once (the pool's high-water
+    /// mark: the SRS and the PCE's matrices are not in it).
+    buffers_peak: u64,
 }
 
 /// `o.n` proofs on each of `devices` at once, `workers` threads per device.
@@ -60,6 +63,7 @@ fn run_devices(
             .iter()
             .map(|&device| {
                 s.spawn(move || -> Result<DeviceRun> {
+                    gpu::pool_peak(device as usize, true)?;
                     let next = AtomicUsize::new(0);
                     let sum = Mutex::new(ProveTimings::default());
                     let start = Instant::now();
@@ -78,7 +82,12 @@ fn run_devices(
                         workers.into_iter().try_for_each(|h| h.join().map_err(|_| "a worker panicked")?)
                     })?;
                     let wall = start.elapsed().as_secs_f64();
-                    Ok(DeviceRun { device, proofs_per_s: o.n as f64 / wall, sum: sum.into_inner().unwrap() })
+                    Ok(DeviceRun {
+                        device,
+                        proofs_per_s: o.n as f64 / wall,
+                        sum: sum.into_inner().unwrap(),
+                        buffers_peak: gpu::pool_peak(device as usize, false)?,
+                    })
                 })
             })
             .collect();
@@ -103,6 +112,11 @@ pub fn run(o: Opts) -> Result<()> {
     for &d in &o.devices {
         prove(d)?;
     }
+    #[cfg(feature = "cuda")]
+    println!(
+        "a proof's device working set, as the engine reserves it: {:.2} GB",
+        cuzk::groth16::cuda::working_set(&pce) as f64 / 1e9
+    );
     let (mut out, mut scalings) = (Vec::new(), Vec::new());
     for &workers in &o.workers {
         let mut totals = Vec::new();
@@ -116,7 +130,12 @@ pub fn run(o: Opts) -> Result<()> {
                 .map(|(r, label)| {
                     (
                         label.as_str(),
-                        format!("{:.2} proofs/s; per proof: {}", r.proofs_per_s, steps_line(&r.sum, o.n as u64)),
+                        format!(
+                            "{:.2} proofs/s; device buffers at most {:.2} GB; per proof: {}",
+                            r.proofs_per_s,
+                            r.buffers_peak as f64 / 1e9,
+                            steps_line(&r.sum, o.n as u64)
+                        ),
                     )
                 })
                 .collect();
@@ -127,7 +146,7 @@ pub fn run(o: Opts) -> Result<()> {
                 "workers": workers,
                 "proofs_per_s": total,
                 "devices": runs.iter().map(|r| json!({
-                    "device": r.device, "proofs_per_s": r.proofs_per_s,
+                    "device": r.device, "proofs_per_s": r.proofs_per_s, "buffers_peak_bytes": r.buffers_peak,
                     "per_proof_s": steps_json(&r.sum, o.n as u64),
                 })).collect::<Vec<_>>(),
             }));
