@@ -32,6 +32,9 @@
 #   bash scripts/device-bench.sh pieces-stage # the 2^26 sha256-chain backend stage with the same two bounds
 #   bash scripts/device-bench.sh card-80g  # on an 80 GB card (nvidia-h100-x1): the GPU tests, then the
 #                                       # sha256-chain 2^27 stage with part of its SRS resident, 1 and 2 workers
+#   bash scripts/device-bench.sh working-set # one proof's device buffers at their peak (the pool's high-water mark)
+#                                       # against the working set the engine reserves: the GPU test at 2^16 and
+#                                       # 2^20, then gpu-scaling at 2^24 (mimc-chain) and 2^27 (sha256-chain)
 #   bash scripts/device-bench.sh post       # WinningPoSt and WindowPoSt at 2 KiB and 8 MiB: a sector sealed here, real
 #                                       # parameters; 5 GPU proofs each (filecoin-proofs' verifier), one CPU proof vs bellperson
 #   bash scripts/device-bench.sh snap       # SnapDeals at 2 KiB and 8 MiB (4 partitions), real parameters generated here:
@@ -151,6 +154,11 @@ pieces-stage)
 card-80g)
   run timeout 120 $G/cuzk-lib-tests --test-threads=1 gpu:: groth16::
   run timeout 420 $B gpu-scaling --circuit sha256-chain --size 2^27 --devices 0 --workers 1,2 -n 2 --json "$OUT/scaling-2p27.json"
+  ;;
+working-set)
+  run timeout 150 $G/cuzk-lib-tests --test-threads=1 --nocapture a_proofs_device_buffers_fit_its_working_set
+  run timeout 100 $B gpu-scaling --circuit mimc-chain --size 2^24 --devices 0 --workers 1 -n 2 --json "$OUT/buffers-m24.json"
+  run timeout 330 $B gpu-scaling --circuit sha256-chain --size 2^27 --devices 0 --workers 1,2 -n 2 --json "$OUT/buffers-s27.json"
   ;;
 post)
   for s in 2KiB 8MiB; do
