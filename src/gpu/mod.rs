@@ -1,9 +1,9 @@
 //! The layer under the CUDA backend. In every build: the device queries
-//! ([`device_count`], [`device_memory`], [`pool_peak`], [`check_device`]) and the devices' turns ([`Turn`]:
-//! critical stages first). With the `cuda`
-//! feature: device discovery and safe wrappers over the `cuda/` entry points
-//! (sppark 0.1.16 MSM and NTT, and our sparse products), on plain slices of `blstrs` scalars and
-//! points. Knows nothing of proofs or parameters.
+//! ([`device_count`], [`device_memory`], [`pool_peak`], [`check_device`]) and the
+//! devices' turns ([`Turn`]: critical stages first). With the `cuda` feature: device
+//! discovery and safe wrappers over the `cuda/` entry points (sppark 0.1.16 MSM and NTT, and
+//! our sparse products), on plain slices of `blstrs` scalars and points. Knows nothing of
+//! proofs or parameters.
 //!
 //! Without `cuda` there is no device: [`device_count`] is 0 and the other
 //! queries return [`Error::Gpu`] saying the build has no `cuda` feature.
