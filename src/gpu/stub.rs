@@ -12,10 +12,15 @@ pub fn trim_pools() {}
 
 /// Always `Err`: this build has no CUDA device.
 pub fn device_memory(id: u32) -> Result<(u64, u64)> {
-    Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
+    Err(no_device(id))
 }
 
 /// Always `Err`: this build has no CUDA device.
 pub fn pool_peak(id: usize, _reset: bool) -> Result<u64> {
-    Err(Error::Gpu(format!("no CUDA device {id}: built without the cuda feature")))
+    Err(no_device(id))
+}
+
+/// What every query of device `id` returns in this build.
+fn no_device(id: impl std::fmt::Display) -> Error {
+    Error::Gpu(format!("no CUDA device {id}: built without the cuda feature"))
 }
