@@ -53,20 +53,48 @@ fn retain_alive(cache: &mut Cache) {
     cache.retain(|_, (weak, _)| weak.strong_count() > 0);
 }
 
-/// Device bytes one proof needs besides the SRS and the PCE's matrices: a, b, c on the domain
-/// (H takes a's place), the witness and aux's A and B selections, plus MSM scratch: a
-/// conservative 2 × domain × 32 B (at 2^26 rows the whole measured to about half of this), or
-/// what cuzk's driver takes for one piece of the longest MSM ([`wide_scratch`]) where that is
-/// more. The pool's high-water mark of a proof is checked against this in the GPU tests and
-/// printed by `cuzk-bench gpu-scaling`.
+/// Device bytes one proof needs besides the SRS and the PCE's matrices, at its peak. Its
+/// buffers live in two phases: H (the witness, and a, b, c on the domain, transformed in
+/// place into H's coefficients) and the MSMs (the witness beside H's coefficients, then
+/// beside aux's selection for A or for B, one at a time, with one MSM's scratch:
+/// [`msm_scratch`]). The pool's high-water mark of a proof is checked against this in the
+/// GPU tests and printed by `cuzk-bench gpu-scaling`.
 pub fn working_set(pce: &Pce) -> u64 {
-    let domain = pce.domain_size();
-    let longest = domain.max(pce.num_aux);
-    let wide = match window_bits(longest) {
+    let (domain, aux) = (pce.domain_size() as u64, pce.num_aux as u64);
+    let witness = 32 * (pce.num_inputs as u64 + aux);
+    let longest = domain.max(aux);
+    let h = witness + 3 * 32 * domain;
+    let msms = witness + 32 * longest + msm_scratch(longest as usize);
+    h.max(msms) + POOL_SLACK
+}
+
+/// What the device's pool may round a proof's allocations up by, in all.
+const POOL_SLACK: u64 = 64 << 20;
+
+/// Device bytes one MSM of at most `n` points takes besides its bases and scalars: the bit
+/// split's bitmaps and gathered scalars and bases (at most an eighth of the points), and the
+/// larger of the two drivers' scratch, sppark's ([`sppark_scratch`]) and cuzk's for the whole
+/// MSM uncut ([`wide_scratch`]; a piece takes no more).
+fn msm_scratch(n: usize) -> u64 {
+    let n64 = n as u64;
+    let split = n64 / 4 + (32 + 96) * n64.div_ceil(8);
+    let wide = match window_bits(n) {
         0 => 0,
-        bits => wide_scratch(piece_of(longest), bits),
+        bits => wide_scratch(n, bits),
     };
-    32 * (3 * domain + 3 * pce.num_aux + pce.num_inputs) as u64 + (64 * domain as u64).max(wide)
+    split + sppark_scratch(n).max(wide)
+}
+
+/// Device bytes sppark's `msm_t` allocates for `n` points whose bases and scalars are on the
+/// device: per window its buckets (G2's, the larger: 384 B) and histogram, and per point of a
+/// batch its digits and sort's scratch (or a host scalar's copy), a batch being at most
+/// 2^(window + 7) points.
+fn sppark_scratch(n: usize) -> u64 {
+    let n = n.max(1) as u64;
+    let bits = ((n + n / 2).ilog2().saturating_sub(8)).clamp(10, 18) as u64;
+    let wins = 254 / bits + 1;
+    let stride = n.min(1 << (bits + 7));
+    (wins << (bits - 1)) * (384 + 4) + stride * (32 + 4 * wins) + (1 << 20)
 }
 
 /// The longest piece of a streamed query's MSM: each piece's bases are copied to the device
