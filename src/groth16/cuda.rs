@@ -2,7 +2,7 @@
 //! MSM over the aux variables and H (B in G2 included) on the GPU, against SRS queries kept resident on
 //! the device across proofs (one upload per device and parameter set); the
 //! public inputs' few terms on the host. When not every query fits beside a
-//! proof's working set (an 80 GB card at 2^27), those holding the most bytes
+//! proof's working set (an 80 GB card under a dense 2^27 SRS), those holding the most bytes
 //! stay resident and the others' bases are copied up, a piece at a time, for
 //! each MSM (and a warning is logged). Randomisation and assembly stay on the
 //! host (constant time).
