@@ -20,7 +20,7 @@ pub fn pool_peak(id: usize, _reset: bool) -> Result<u64> {
     Err(no_device(id))
 }
 
-/// What every query of device `id` returns in this build.
-fn no_device(id: impl std::fmt::Display) -> Error {
+/// What every use of device `id` returns in this build.
+pub fn no_device(id: impl std::fmt::Display) -> Error {
     Error::Gpu(format!("no CUDA device {id}: built without the cuda feature"))
 }

@@ -75,11 +75,7 @@ pub fn prove(
         #[cfg(feature = "cuda")]
         Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, pce, w, params, &mut t)?,
         #[cfg(not(feature = "cuda"))]
-        Backend::Cuda(device) => {
-            // Without `cuda` there is no device: this is the error saying so.
-            gpu::check_device(device)?;
-            return Err(Error::Gpu(format!("no CUDA device {device}: built without the cuda feature")));
-        }
+        Backend::Cuda(device) => return Err(gpu::no_device(device)),
         Backend::Auto => return Err(Error::InvalidInput("the backend must be resolved first".into())),
     };
     let proof = timed(&mut t.assembly, || assemble(&params.vk, &parts, r, s))?;
@@ -96,7 +92,7 @@ pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>) -> Resul
         #[cfg(feature = "cuda")]
         Backend::Cuda(device) => super::cuda::prepare(device, pce, params),
         #[cfg(not(feature = "cuda"))]
-        Backend::Cuda(device) => gpu::check_device(device),
+        Backend::Cuda(device) => Err(gpu::no_device(device)),
         Backend::Auto => Err(Error::InvalidInput("the backend must be resolved first".into())),
     }
 }
