@@ -484,8 +484,11 @@ impl Recorder<'_> {
             }
             Look::Step(arg) => {
                 steps.push((r, arg));
-                // A packed row may have more to give once more of A is known.
-                queue.push(r);
+                // A packed row may have more to give once more of A is known; any other
+                // step leaves its row with nothing unknown.
+                if arg >> KIND_SHIFT == BITS && self.groups[(arg & ARG_MASK) as usize + 1] == PACKED {
+                    queue.push(r);
+                }
                 for k in 0..self.targets.len() {
                     let col = self.targets[k].col as usize;
                     self.wake(col, queue);
