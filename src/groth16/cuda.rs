@@ -172,7 +172,8 @@ fn place(device: u32, p: &Parameters<Bls12>, keep: [bool; 5]) -> Result<DeviceSr
 }
 
 /// The queries of `p` on `device`: uploaded on first use, those that fit beside the PCE's
-/// matrices and a proof's room ([`resident_queries`]); the others stream. The cache
+/// matrices, a proof's room and the room critical proofs keep
+/// ([`super::device_room::CRITICAL_ROOM`]) ([`resident_queries`]); the others stream. The cache
 /// stays locked through the upload, so concurrent first proofs upload once.
 fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<DeviceSrs>> {
     let key = (device, Arc::as_ptr(&p.h) as usize);
@@ -184,7 +185,7 @@ fn placement(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<Arc<Device
     }
     let free = gpu::device_info(device as usize)?.free_bytes;
     let bytes = query_bytes(p);
-    let beside = pce.byte_len() as u64 + working_set(pce);
+    let beside = pce.byte_len() as u64 + working_set(pce) + super::device_room::CRITICAL_ROOM;
     let mut keep = resident_queries(bytes, free.saturating_sub(beside));
     if keep.contains(&false) {
         keep = resident_queries(bytes, free.saturating_sub(beside + stream_bytes(pce)));
@@ -209,7 +210,7 @@ pub fn prepare(device: u32, pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
     let placed = placement(device, pce, p)?;
     let room = proof_room(pce, &placed);
     device_matrices(device, pce)?;
-    let _room = super::device_room::reserve(device as usize, room)?;
+    let _room = super::device_room::reserve(device as usize, room, Urgency::Throughput)?;
     Ok(gpu::warm_pool(device as usize, room)?)
 }
 
@@ -409,7 +410,7 @@ pub fn proof_parts(
     let placed = placement(device, pce, params)?;
     let matrices = device_matrices(device, pce)?;
     let id = device as usize;
-    let _room = super::device_room::reserve(id, proof_room(pce, &placed))?;
+    let _room = super::device_room::reserve(id, proof_room(pce, &placed), urgency)?;
     let lg = pce.domain_size().trailing_zeros();
     let steps = &mut t.gpu;
     let (h_coeffs, aux) = timed(&mut t.h, || -> Result<_> {

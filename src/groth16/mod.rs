@@ -11,7 +11,6 @@ mod backend;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
-#[cfg(feature = "cuda")]
 mod device_room;
 #[allow(unsafe_code)] // blstrs points read as blst's, the same layout
 pub mod msm;
