@@ -243,6 +243,8 @@ impl Engine {
             b => self.lanes.backends[self.lanes.index_of(b)?],
         };
         let critical = priority.is_critical();
+        // Throughput MSMs cut short pieces from now until this request's backend stage ends.
+        let ahead = critical.then(gpu::Ahead::announce);
         let (witness_pool, spmv_pool) =
             if critical { (&self.express, &self.express) } else { (&self.witness, &self.spmv) };
         let start = Instant::now();
@@ -296,6 +298,7 @@ impl Engine {
                 other => break other?,
             }
         };
+        drop(ahead);
         self.budget.give_idle(w.aux, &mut reservation, Owner::Witness);
         drop(reservation);
         t.prove = pt;

@@ -54,7 +54,7 @@ pub use scalars::{DeviceScalars, Scalars};
 pub use spmv::{Csr, DeviceMatrices};
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, device_memory, no_device, pool_peak, trim_pools};
-pub use turns::{Turn, Urgency, MAX_YIELD};
+pub use turns::{Ahead, Turn, Urgency, MAX_YIELD};
 
 use crate::Error;
 

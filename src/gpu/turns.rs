@@ -1,9 +1,13 @@
 //! Turns on a device. A critical backend stage (a WinningPoSt) holds a [`Turn`] for its whole
 //! length; a throughput stage on the same device waits at its next step boundary (H, each
 //! MSM) while one does, for at most [`MAX_YIELD`] per step, so the critical stage's kernels do
-//! not queue behind a long partition's and the partition still makes progress. Process-wide:
-//! the stages of every engine on a device share its turns. Pure Rust, in every build.
+//! not queue behind a long partition's and the partition still makes progress. A critical
+//! request [`Ahead`] of its stage (making its witness, waiting for its worker) already makes
+//! throughput MSMs cut short pieces, so that the piece it finds running when it reaches its
+//! device is short too. Process-wide: the stages of every engine on a device share its turns.
+//! Pure Rust, in every build.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +30,29 @@ static ENDED: Condvar = Condvar::new();
 
 fn running() -> std::sync::MutexGuard<'static, Vec<usize>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Critical requests on their way to a device, any device: made and not yet past their backend
+/// stage.
+static AHEAD: AtomicUsize = AtomicUsize::new(0);
+
+/// A critical request on its way to a device, from its admission to the end of its backend
+/// stage (the device is not known until its worker is). Throughput MSMs cut short pieces
+/// while one exists ([`Turn::short_pieces`]).
+pub struct Ahead(());
+
+impl Ahead {
+    /// Announces a critical request.
+    pub fn announce() -> Ahead {
+        AHEAD.fetch_add(1, Ordering::SeqCst);
+        Ahead(())
+    }
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        AHEAD.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A backend stage's place on device `device`; a critical one's ends when it drops.
@@ -59,6 +86,12 @@ impl Turn {
             let Some(left) = MAX_YIELD.checked_sub(start.elapsed()) else { return };
             r = ENDED.wait_timeout(r, left).unwrap_or_else(|e| e.into_inner()).0;
         }
+    }
+
+    /// Whether a throughput stage's next MSM piece should be a short one: a critical request
+    /// is on its way ([`Ahead`]). Never for a critical stage, whose MSMs are not cut.
+    pub fn short_pieces(&self) -> bool {
+        self.urgency == Urgency::Throughput && AHEAD.load(Ordering::SeqCst) > 0
     }
 }
 
@@ -101,5 +134,18 @@ mod tests {
         let t = Instant::now();
         Turn::begin(mine, Urgency::Throughput).step();
         assert!(t.elapsed() >= MAX_YIELD, "a step waits at most MAX_YIELD, but that long");
+    }
+
+    /// Throughput pieces are short while a critical request is announced; a critical stage's
+    /// never are. (Other tests' critical requests may be ahead too, so the count's return to
+    /// zero is not asserted here.)
+    #[test]
+    fn pieces_are_short_while_a_critical_request_is_ahead() {
+        let throughput = Turn::begin(903, Urgency::Throughput);
+        let critical = Turn::begin(904, Urgency::Critical);
+        let ahead = Ahead::announce();
+        assert!(throughput.short_pieces() && !critical.short_pieces());
+        drop(ahead);
+        assert!(!critical.short_pieces());
     }
 }

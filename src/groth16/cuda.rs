@@ -273,23 +273,37 @@ const MIN_PIECE: usize = 1 << 23;
 /// pieces of 2^24 and 0.913 s in pieces of 2^25: about 20 ms per batch saved.
 const MAX_PIECE_LG: u32 = 26;
 
-/// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points (23 to 30, so never
-/// below [`MIN_PIECE`]; read once; 26 when unset, and 26 with a warning when set to anything
-/// else). Smaller pieces shorten a critical proof's wait beside 2^26-2^27 partitions; larger
-/// ones cost those partitions fewer host round trips and reductions.
+/// The longest piece of a throughput MSM: 2^`CUZK_MSM_PIECE_MAX_LG` points ([`piece_lg`]; 26
+/// when unset). Smaller pieces shorten a critical proof's wait beside 2^26-2^27 partitions;
+/// larger ones cost those partitions fewer host round trips and reductions.
 fn max_piece() -> usize {
     static LG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    1 << *LG.get_or_init(|| {
-        let var = std::env::var("CUZK_MSM_PIECE_MAX_LG");
-        match var.as_deref().map(str::parse::<u32>) {
-            Err(std::env::VarError::NotPresent) => MAX_PIECE_LG,
-            Ok(Ok(lg)) if (23..=30).contains(&lg) => lg,
-            _ => {
-                log::warn!("CUZK_MSM_PIECE_MAX_LG={var:?} is not a number from 23 to 30: using {MAX_PIECE_LG}");
-                MAX_PIECE_LG
-            }
+    1 << *LG.get_or_init(|| piece_lg("CUZK_MSM_PIECE_MAX_LG", MAX_PIECE_LG))
+}
+
+/// The longest piece of a throughput MSM while a critical request is on its way
+/// ([`gpu::Turn::short_pieces`]): 2^`CUZK_MSM_PIECE_AHEAD_LG` points ([`piece_lg`]; 23, so
+/// [`MIN_PIECE`], when unset). The piece a critical stage finds running on its device is then
+/// one that began after the request arrived, if its witness took longer than the piece before;
+/// the partitions pay for short pieces only while critical requests are in the engine.
+fn ahead_piece() -> usize {
+    static LG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    1 << *LG.get_or_init(|| piece_lg("CUZK_MSM_PIECE_AHEAD_LG", MIN_PIECE.trailing_zeros()))
+}
+
+/// A piece length's log from the variable `name`, read once by its caller: 23 to 30 (never
+/// below [`MIN_PIECE`]), `default` when unset, and `default` with a warning when set to
+/// anything else.
+fn piece_lg(name: &str, default: u32) -> u32 {
+    let var = std::env::var(name);
+    match var.as_deref().map(str::parse::<u32>) {
+        Err(std::env::VarError::NotPresent) => default,
+        Ok(Ok(lg)) if (23..=30).contains(&lg) => lg,
+        _ => {
+            log::warn!("{name}={var:?} is not a number from 23 to 30: using {default}");
+            default
         }
-    })
+    }
 }
 
 /// The piece length of a throughput MSM of `n` points ([`MIN_PIECE`]).
@@ -330,9 +344,9 @@ fn window_bits(whole: usize) -> u32 {
     forced.unwrap_or(if whole > WIDE_ABOVE { WIDE_BITS } else { 0 })
 }
 
-/// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points, a step
-/// of `turn` before each, summed; `msm` gets each piece's range and scalars and the whole's
-/// length.
+/// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points (at most
+/// [`ahead_piece`] while `turn` says [`gpu::Turn::short_pieces`]), a step of `turn` before
+/// each, summed; `msm` gets each piece's range and scalars and the whole's length.
 fn in_pieces<P: group::Group>(
     turn: &gpu::Turn,
     piece: usize,
@@ -348,9 +362,10 @@ fn in_pieces<P: group::Group>(
     let mut sum = P::identity();
     let mut at = 0usize;
     loop {
-        let end = n.min(at.saturating_add(piece.max(1)));
-        let part = s.part(at..end).ok_or_else(wrong)?;
         turn.step();
+        let len = if turn.short_pieces() { piece.min(ahead_piece()) } else { piece };
+        let end = n.min(at.saturating_add(len.max(1)));
+        let part = s.part(at..end).ok_or_else(wrong)?;
         sum += msm(range.start + at..range.start + end, part, n)?;
         at = end;
         if at == n {
