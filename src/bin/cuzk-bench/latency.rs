@@ -134,11 +134,10 @@ fn window(
     })
 }
 
-fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
-    let mut total: Vec<f64> = w.critical.iter().map(|t| t.total).collect();
-    let mut queued: Vec<f64> = w.critical.iter().map(|t| t.queued).collect();
-    let median = |f: fn(&Timings) -> f64| quantile(&mut w.critical.iter().map(f).collect::<Vec<_>>(), 0.5);
-    let stages = json!({
+/// The medians of the stages of proofs timed `t`.
+fn stage_medians(t: &[Timings]) -> serde_json::Value {
+    let median = |f: fn(&Timings) -> f64| quantile(&mut t.iter().map(f).collect::<Vec<_>>(), 0.5);
+    json!({
         "witness_s": median(|t| t.witness), "spmv_s": median(|t| t.spmv),
         "backend_s": median(|t| t.prove.total()), "h_s": median(|t| t.prove.h),
         "msm_h_s": median(|t| t.prove.msm_h), "msm_l_s": median(|t| t.prove.msm_l),
@@ -146,7 +145,13 @@ fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
         "msm_b_g2_s": median(|t| t.prove.msm_b_g2),
         "gpu_witness_upload_s": median(|t| t.prove.gpu.witness_upload),
         "gpu_spmv_s": median(|t| t.prove.gpu.spmv), "gpu_h_ntt_s": median(|t| t.prove.gpu.h_ntt),
-    });
+    })
+}
+
+fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
+    let mut total: Vec<f64> = w.critical.iter().map(|t| t.total).collect();
+    let mut queued: Vec<f64> = w.critical.iter().map(|t| t.queued).collect();
+    let stages = stage_medians(&w.critical);
     let p99 = quantile(&mut total, 0.99);
     json!({
         "critical_p50_s": quantile(&mut total, 0.5),
@@ -179,10 +184,10 @@ pub fn run(o: Opts) -> Result<()> {
         let t = background.prove(&e, 0, Priority::default(), device)?.total;
         println!("warm: first background proof on {device:?} in {t:.2} s");
     }
-    let mut idle: Vec<f64> = (0..o.n.clamp(3, 10))
-        .map(|i| critical.prove(&e, 500 + i as u64, Priority::Critical, backend).map(|t| t.total))
+    let idle: Vec<Timings> = (0..o.n.clamp(3, 10))
+        .map(|i| critical.prove(&e, 500 + i as u64, Priority::Critical, backend))
         .collect::<Result<_>>()?;
-    let idle_s = quantile(&mut idle, 0.5);
+    let idle_s = quantile(&mut idle.iter().map(|t| t.total).collect::<Vec<_>>(), 0.5);
     println!("critical proof on the idle engine: {idle_s:.3} s (median of {})", idle.len());
 
     let stop = AtomicBool::new(false);
@@ -267,6 +272,7 @@ pub fn run(o: Opts) -> Result<()> {
     table("latency", &rows);
     let mut out = with_json;
     out["idle_s"] = json!(idle_s);
+    out["idle_stage_medians"] = stage_medians(&idle);
     out["critical_circuit"] = json!(critical.circuit.label());
     out["critical_constraints"] = json!(critical.pce.num_constraints());
     out["background_circuit"] = json!(background.circuit.label());
