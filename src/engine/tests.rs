@@ -36,12 +36,18 @@ struct FakeGpus {
     holding: std::sync::atomic::AtomicUsize,
     /// Every call fails with the argument error a GPU stage returns for a domain it cannot do.
     bad_argument: AtomicBool,
+    /// For each critical call: whether throughput MSMs were cutting short pieces during it.
+    short_pieces_in_critical: Mutex<Vec<bool>>,
 }
 
 /// The backend stage the engine gets: proves on the CPU under the device's name (a GPU's, or
 /// the CPU's own for the a/b/c tests: a CPU lane gets host a, b, c).
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
-    Box::new(move |backend, _, pce, w, abc, params, (r, s)| {
+    Box::new(move |backend, urgency, pce, w, abc, params, (r, s)| {
+        if urgency == Urgency::Critical {
+            let short = crate::gpu::Turn::begin(0, Urgency::Throughput).short_pieces();
+            gpus.short_pieces_in_critical.lock().unwrap().push(short);
+        }
         let call = {
             let mut calls = gpus.calls.lock().unwrap();
             calls.push(backend);
@@ -250,6 +256,8 @@ fn a_critical_request_does_not_wait_for_busy_workers() {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         critical.join().unwrap().expect("verified");
+        let short = gpus.short_pieces_in_critical.lock().unwrap().clone();
+        assert_eq!(short, [true], "the critical request is announced until its stage ends");
         assert!(gpus.hold.load(Ordering::SeqCst), "done while both devices are still held");
         assert_eq!(gpus.calls.lock().unwrap().len(), 3, "the queued throughput proofs still wait");
         gpus.hold.store(false, Ordering::SeqCst);
