@@ -30,7 +30,7 @@
 #   bash scripts/device-bench.sh latency-big # the same under mimc-chain 2^26 partitions (J=${J:-8})
 #   bash scripts/device-bench.sh pieces     # latency-big's measure with MSM pieces of at most 2^25 (a 2^26 partition's default), then 2^23
 #   bash scripts/device-bench.sh ahead      # latency-big's measure with short pieces while a critical request is ahead
-#                                       # (the default) and without (CUZK_MSM_PIECE_AHEAD_LG=26), -n 10 each
+#                                       # (the default) and without (CUZK_MSM_PIECE_AHEAD_LG=26), -n ${N:-10} each
 #   bash scripts/device-bench.sh latency-27 # the same measure under sha256-chain 2^27 partitions (J=${J:-6} pipelines)
 #   bash scripts/device-bench.sh pieces-stage # the 2^26 sha256-chain backend stage with the same two bounds
 #   bash scripts/device-bench.sh card-80g  # on an 80 GB card (nvidia-h100-x1): the GPU tests, then the
@@ -153,7 +153,7 @@ ahead)
   # against the partitions' own halves (2^25 for a 2^26 MSM), beside mimc-chain 2^26.
   run timeout 60 $G/cuzk-lib-tests --test-threads=1 device_room turns pieces
   for lg in 23 26; do
-    CUZK_MSM_PIECE_AHEAD_LG=$lg run timeout 270 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j 8 -n 10 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26-ahead$lg.json"
+    CUZK_MSM_PIECE_AHEAD_LG=$lg run timeout 270 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j 8 -n ${N:-10} --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26-ahead$lg.json"
   done
   ;;
 latency-27)
