@@ -54,7 +54,35 @@ stager_t& stager(const gpu_t& gpu, int lane)
     return *slot;
 }
 
+std::mutex pinned_mtx;
+std::vector<std::pair<size_t, void*>> pinned_free;     // never freed: reused by every proof
+
 } // namespace
+
+pinned_t::pinned_t(size_t n) : p(nullptr), bytes(std::max<size_t>(n, (size_t)1 << 16))
+{
+    bytes = (size_t)1 << (64 - __builtin_clzll(bytes - 1));
+    {
+        std::lock_guard<std::mutex> guard(pinned_mtx);
+        for (auto it = pinned_free.begin(); it != pinned_free.end(); ++it)
+            if (it->first == bytes) {
+                p = it->second;
+                pinned_free.erase(it);
+                return;
+            }
+    }
+    CUDA_OK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+}
+
+pinned_t::~pinned_t()
+{
+    std::lock_guard<std::mutex> guard(pinned_mtx);
+    try {
+        pinned_free.emplace_back(bytes, p);
+    } catch (...) {
+        (void)cudaFreeHost(p);
+    }
+}
 
 size_t staging_bytes()
 {   return NBUF * CHUNK;   }

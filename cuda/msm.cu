@@ -89,7 +89,8 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
     classify_bits<<<blocks, 256, 0, s>>>(&d_words[0], &d_words[nwords], &d_counts[0],
                                           (const fr_bits_t*)d_s, one, n);
     CUDA_OK(cudaGetLastError());
-    unsigned long long counts[2];
+    pinned_t counts_mem{2 * sizeof(unsigned long long)};
+    unsigned long long* counts = counts_mem.as<unsigned long long>();
     s.DtoH(counts, &d_counts[0], 2);
     s.sync();
     if (counts[1] * OTHER_SHARE > n)
@@ -99,7 +100,8 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
     if (counts[0]) {
         const size_t nret = (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
         dev_ptr_t<bucket_h> d_ret{nret, s};
-        std::vector<bucket_t> ret(nret);
+        pinned_t ret_mem{nret * sizeof(bucket_t)};
+        bucket_t* ret = ret_mem.as<bucket_t>();
         void (*add)(bucket_h*, const affine_h*, uint32_t, const uint32_t*, bool, uint32_t) =
             batch_addition<bucket_t, affine_h>;
         {
@@ -107,17 +109,17 @@ static RustError msm_bits(const gpu_t& gpu, int device_id, point_t* out, const a
             s.launch_coop(add, dim3(gpu.sm_count()), dim3(BATCH_ADD_BLOCK_SIZE), (size_t)0,
                           &d_ret[0], (const affine_h*)bases, (uint32_t)n,
                           (const uint32_t*)&d_words[0], false, 0u);
-            s.DtoH(ret, &d_ret[0]);
+            s.DtoH(ret, &d_ret[0], nret);
             s.sync();
         }
-        *out = sum_up(ret);
+        *out = sum_up(ret, nret);
     }
     if (counts[1]) {
-        std::vector<uint32_t> words(nwords);
-        s.DtoH(words, &d_words[nwords]);
+        pinned_t words_mem{nwords * sizeof(uint32_t)};
+        s.DtoH(words_mem.as<uint32_t>(), &d_words[nwords], nwords);
         s.sync();
         size_t k;
-        std::vector<uint64_t> meta = select_meta((const uint64_t*)words.data(), n, &k);
+        std::vector<uint64_t> meta = select_meta(words_mem.as<const uint64_t>(), n, &k);
         const size_t need = meta.size() / 2;
         dev_ptr_t<uint64_t> d_meta{2 * need, s};
         dev_ptr_t<fr_bits_t> d_other_s{k, s};

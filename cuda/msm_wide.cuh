@@ -267,8 +267,9 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
         grid &= grid - 1;
     const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
 
-    std::vector<bucket_t> last(3 * n2);
-    std::vector<bucket_t> ones(nones);
+    pinned_t last_mem{3 * n2 * sizeof(bucket_t)}, ones_mem{nones * sizeof(bucket_t)};
+    bucket_t* last = last_mem.as<bucket_t>();
+    bucket_t* ones = ones_mem.as<bucket_t>();
     std::vector<point_t> sums(nwins);
     out->inf();
     // On a throw, the copies queued into host memory finish before it is freed.
@@ -307,8 +308,8 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
             segment_sums<bucket_t><<<blocks_for(nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
                 &d_last[3 * n2], &d_last[2 * n2], &d_w1[0], nwins, row_lg - l1, l2, PLAIN, PLAIN);
             CUDA_OK(cudaGetLastError());
-            s.DtoH(&last[0], &d_last[0], 3 * n2);
-            s.DtoH(ones, d_ones);
+            s.DtoH(last, &d_last[0], 3 * n2);
+            s.DtoH(ones, d_ones, nones);
             s.sync();
 
             gpu.par_map(nwins, 1, [&](size_t y) {
@@ -322,7 +323,7 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
                 times_pow2(batch, wbits);
                 batch.add(sums[y]);
             }
-            batch.add(point_t{sum_up(ones)});
+            batch.add(point_t{sum_up(ones, nones)});
             out->add(batch);
         }
     } catch (...) {

@@ -285,8 +285,11 @@ CUZK_FFI RustError::by_value cuzk_matrices_eval(const matrices_t* m, const scala
             first_unsatisfied<<<blocks_for(n), 256, 0, s>>>(abc[0]->d, abc[1]->d,
                                                                  abc[2]->d, n, &d_flags[0]);
         CUDA_OK(cudaGetLastError());
-        CUDA_OK(cudaMemcpyAsync(&flags, &d_flags[0], sizeof(flags), cudaMemcpyDeviceToHost, s));
+        pinned_t back{sizeof(flags)};
+        CUDA_OK(cudaMemcpyAsync(back.as<eval_flags_t>(), &d_flags[0], sizeof(flags),
+                                cudaMemcpyDeviceToHost, s));
         s.sync();
+        flags = *back.as<eval_flags_t>();
         if (flags.corrupt)
             return RustError{-cudaErrorInvalidValue,
                              "cuzk: the matrices on the device hold an index out of range"};

@@ -803,3 +803,109 @@ fn trim_gives_the_pools_memory_back() {
     let after = device_info(0).unwrap().free_bytes;
     assert!(after >= kept + (n as u64 * 32) / 2, "free {kept} before the trim, {after} after");
 }
+
+/// How long a critical proof's first device steps (its 2^19 H NTTs, then a 2^19 G1 MSM, on the
+/// express lane) take while two threads run one kind of throughput device work back to back:
+/// what in the throughput lane holds the express lane back. Per kind (all, or those numbered
+/// in `CUZK_BENCH_KINDS`, e.g. `1,3`): the critical steps' median and maximum over
+/// `CUZK_BENCH_SAMPLES` (default 12) samples, and the background's operations per second.
+/// `cuzk-lib-tests --ignored --nocapture interference_timings`
+#[test]
+#[ignore]
+fn interference_timings() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    if !have_gpu("interference_timings") {
+        return;
+    }
+    let samples: usize = std::env::var("CUZK_BENCH_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+    let (big, lg) = (1usize << 25, 19u32);
+    let t = Instant::now();
+    let tile = many_g1(1 << 20);
+    let r1 = ResidentG1::new(0, &(0..big).map(|i| tile[i % tile.len()]).collect::<Vec<_>>()).unwrap();
+    let tile2 = many_g2(1 << 17);
+    let r2 = ResidentG2::new(0, &(0..big / 2).map(|i| tile2[i % tile2.len()]).collect::<Vec<_>>()).unwrap();
+    let s = random_scalars(big, 9);
+    let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
+    let small = 1usize << lg;
+    let crit_bases = ResidentG1::new(0, &tile[..small]).unwrap();
+    eprintln!("bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
+    type Work<'a> = Box<dyn Fn() + Sync + 'a>;
+    let kinds: Vec<(&str, Work)> = vec![
+        ("idle", Box::new(|| std::thread::sleep(std::time::Duration::from_millis(5)))),
+        (
+            "G1 2^25, cuzk driver (20 bits)",
+            Box::new(|| {
+                r1.msm_with(0..big, &d, big, 20).unwrap();
+            }),
+        ),
+        (
+            "G1 2^23, sppark msm_t",
+            Box::new(|| {
+                r1.msm_piece(0..big / 4, Scalars::Device(&d, 0..big / 4), big / 4).unwrap();
+            }),
+        ),
+        (
+            "G2 2^24, sppark msm_t",
+            Box::new(|| {
+                r2.msm_piece(0..big / 2, Scalars::Device(&d, 0..big / 2), big / 2).unwrap();
+            }),
+        ),
+        (
+            "H NTTs 2^24 (uploads included)",
+            Box::new(|| {
+                drop(device_h(0, Urgency::Throughput, &s[..big / 2], &s[..big / 2], &s[..big / 2], 24).unwrap())
+            }),
+        ),
+    ];
+    println!("| background (2 threads) | critical NTTs p50 / max s | critical G1 MSM 2^{lg} p50 / max s | background ops/s |");
+    println!("|---|---|---|---|");
+    let (a, b, c) = (random_scalars(small, 1), random_scalars(small, 2), random_scalars(small, 3));
+    let ms = random_scalars(small, 4);
+    let only: Option<Vec<usize>> =
+        std::env::var("CUZK_BENCH_KINDS").ok().map(|k| k.split(',').map(|x| x.parse().unwrap()).collect());
+    for (k, (name, work)) in kinds.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&k)) {
+            continue;
+        }
+        let stop = AtomicBool::new(false);
+        let ops = AtomicUsize::new(0);
+        let (mut ntt, mut msm) = (Vec::new(), Vec::new());
+        let elapsed = std::thread::scope(|sc| {
+            for _ in 0..2 {
+                sc.spawn(|| {
+                    while !stop.load(Ordering::SeqCst) {
+                        work();
+                        ops.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let start = Instant::now();
+            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            for _ in 0..samples {
+                std::thread::sleep(std::time::Duration::from_millis(
+                    20 + rand_core::RngCore::next_u32(&mut rng) as u64 % 200,
+                ));
+                let up = |v: &[Scalar]| padded(0, Urgency::Critical, v, lg).unwrap();
+                let abc = [up(&a), up(&b), up(&c)];
+                let m = DeviceScalars::upload(0, Urgency::Critical, &ms).unwrap();
+                let t = Instant::now();
+                drop(super::compute_h(0, abc, lg, z_inv_on_coset(lg)).unwrap());
+                ntt.push(t.elapsed().as_secs_f64());
+                let t = Instant::now();
+                crit_bases.msm(0..small, &m).unwrap();
+                msm.push(t.elapsed().as_secs_f64());
+            }
+            let e = start.elapsed().as_secs_f64();
+            stop.store(true, Ordering::SeqCst);
+            e
+        });
+        let stat = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            (v[v.len() / 2], v[v.len() - 1])
+        };
+        let ((n50, nmax), (m50, mmax)) = (stat(&mut ntt), stat(&mut msm));
+        let rate = ops.load(Ordering::SeqCst) as f64 / (elapsed + 1.5);
+        println!("| {name} | {n50:.4} / {nmax:.4} | {m50:.4} / {mmax:.4} | {rate:.2} |");
+    }
+}
