@@ -134,18 +134,39 @@ fn window(
     })
 }
 
+/// One of a proof's timed stages.
+type Stage = fn(&Timings) -> f64;
+
+/// The stages `cuzk-bench latency` reports of a proof, by JSON name.
+const STAGES: [(&str, Stage); 15] = [
+    ("total_s", |t| t.total),
+    ("queued_s", |t| t.queued),
+    ("witness_s", |t| t.witness),
+    ("spmv_s", |t| t.spmv),
+    ("backend_s", |t| t.prove.total()),
+    ("h_s", |t| t.prove.h),
+    ("msm_h_s", |t| t.prove.msm_h),
+    ("msm_l_s", |t| t.prove.msm_l),
+    ("msm_a_s", |t| t.prove.msm_a),
+    ("msm_b_g1_s", |t| t.prove.msm_b_g1),
+    ("msm_b_g2_s", |t| t.prove.msm_b_g2),
+    ("assembly_s", |t| t.prove.assembly),
+    ("gpu_witness_upload_s", |t| t.prove.gpu.witness_upload),
+    ("gpu_spmv_s", |t| t.prove.gpu.spmv),
+    ("gpu_h_ntt_s", |t| t.prove.gpu.h_ntt),
+];
+
 /// The medians of the stages of proofs timed `t`.
 fn stage_medians(t: &[Timings]) -> serde_json::Value {
-    let median = |f: fn(&Timings) -> f64| quantile(&mut t.iter().map(f).collect::<Vec<_>>(), 0.5);
-    json!({
-        "witness_s": median(|t| t.witness), "spmv_s": median(|t| t.spmv),
-        "backend_s": median(|t| t.prove.total()), "h_s": median(|t| t.prove.h),
-        "msm_h_s": median(|t| t.prove.msm_h), "msm_l_s": median(|t| t.prove.msm_l),
-        "msm_a_s": median(|t| t.prove.msm_a), "msm_b_g1_s": median(|t| t.prove.msm_b_g1),
-        "msm_b_g2_s": median(|t| t.prove.msm_b_g2),
-        "gpu_witness_upload_s": median(|t| t.prove.gpu.witness_upload),
-        "gpu_spmv_s": median(|t| t.prove.gpu.spmv), "gpu_h_ntt_s": median(|t| t.prove.gpu.h_ntt),
-    })
+    let median = |f: Stage| quantile(&mut t.iter().map(f).collect::<Vec<_>>(), 0.5);
+    STAGES.iter().map(|&(name, f)| (name.to_string(), json!(median(f)))).collect()
+}
+
+/// Each proof's stages: a wait that falls on a different stage in each proof shows here and
+/// in no stage's median.
+fn stage_samples(t: &[Timings]) -> serde_json::Value {
+    let stages = |t: &Timings| STAGES.iter().map(|&(name, f)| (name.to_string(), json!(f(t)))).collect();
+    t.iter().map(|t| serde_json::Value::Object(stages(t))).collect()
 }
 
 fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
@@ -160,6 +181,7 @@ fn latency_json(w: &Window, idle_s: f64) -> serde_json::Value {
         "critical_queued_p50_s": quantile(&mut queued, 0.5),
         "critical_queued_max_s": quantile(&mut queued, 1.0),
         "critical_stage_medians": stages,
+        "critical_samples": stage_samples(&w.critical),
         "p99_over_idle": p99 / idle_s,
         "background_proofs_per_min": w.background_per_min,
         "backend_busy_fraction": w.busy_fraction,
