@@ -42,9 +42,10 @@ void staged_upload(const gpu_t& gpu, int lane, cudaStream_t stream, void* dst,
 // streams' work until everything queued before it on its own stream is done:
 // beside cuzk's driver copying two results per batch into std::vectors, a
 // critical proof's 2^19 NTTs took 0.57 s instead of 0.001 s (0.013 s with
-// those copies left out; H100). Blocks come from a process-wide free list,
-// allocated on first need (sizes rounded up to a power of two, at least 64
-// KiB) and kept: at most one per concurrent user and size, a few MB in all.
+// those copies and the host's sums after them left out; H100). Blocks come
+// from a process-wide free list, allocated on first need (sizes rounded up to
+// a power of two, at least 64 KiB) and kept: at most one per concurrent user
+// and size. The largest is a 2^27 bit-split MSM's bitmap, 16 MiB.
 class pinned_t {
     void* p;
     size_t bytes;
