@@ -32,6 +32,8 @@
 #   bash scripts/device-bench.sh ahead      # latency-big's measure with short pieces while a critical request is ahead
 #                                       # (the default) and without (CUZK_MSM_PIECE_AHEAD_LG=26), -n ${N:-10} each
 #   bash scripts/device-bench.sh latency-27 # the same measure under sha256-chain 2^27 partitions (J=${J:-6} pipelines)
+#   bash scripts/device-bench.sh probe      # what holds the express lane back: a critical proof's NTTs and MSM beside each
+#                                       # kind of throughput work (interference_timings), then latency-big's measure, -n ${N:-10}
 #   bash scripts/device-bench.sh pieces-stage # the 2^26 sha256-chain backend stage with the same two bounds
 #   bash scripts/device-bench.sh card-80g  # on an 80 GB card (nvidia-h100-x1): the GPU tests, then the
 #                                       # sha256-chain 2^27 stage with part of its SRS resident, 1 and 2 workers
@@ -155,6 +157,10 @@ ahead)
   for lg in 23 26; do
     CUZK_MSM_PIECE_AHEAD_LG=$lg run timeout 270 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j 8 -n ${N:-10} --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26-ahead$lg.json"
   done
+  ;;
+probe)
+  run timeout 200 $G/cuzk-lib-tests --ignored --nocapture --test-threads=1 interference_timings
+  run timeout 300 $B latency --circuit mimc-chain --size 2^19 --background mimc-chain --background-size 2^26 -j 8 -n ${N:-10} --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p26.json"
   ;;
 latency-27)
   run timeout 580 $B latency --circuit mimc-chain --size 2^19 --background sha256-chain --background-size 2^27 -j ${J:-6} -n 10 --interval 3 --workers 2 --backend cuda:0 --json "$OUT/latency-2p27.json"
