@@ -177,21 +177,20 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         if (n >= ((size_t)1 << 31))
             return RustError{-cudaErrorInvalidValue, "cuzk: MSM over 2^31 points"};
         const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d + dev_start : nullptr;
-        if (wbits != 0 && (bucket_t::degree != 1 || wbits < WIDE_MIN_BITS || wbits > 26))
-            return RustError{-cudaErrorInvalidValue,
-                             "cuzk: a wide window is for G1, of 10 to 26 bits"};
-        if constexpr (bucket_t::degree == 1) {
-            if (d_scalars != nullptr && lane == LANE_THROUGHPUT) {
+        if (wbits != 0 && (wbits < WIDE_MIN_BITS || wbits > 26))
+            return RustError{-cudaErrorInvalidValue, "cuzk: a wide window is of 10 to 26 bits"};
+        if (d_scalars != nullptr && lane == LANE_THROUGHPUT) {
+            if constexpr (bucket_t::degree == 1) {
                 if (n >= BITS_MIN) {
                     bool done = false;
                     RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
                     if (err.code != cudaSuccess || done)
                         return err;
                 }
-                if (wbits != 0) {
-                    wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits);
-                    return RustError{cudaSuccess};
-                }
+            }
+            if (wbits != 0) {
+                wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits);
+                return RustError{cudaSuccess};
             }
         }
         RustError err = lane == LANE_EXPRESS

@@ -37,6 +37,12 @@ constexpr uint32_t PLAIN = 31;                // a step no index reaches: w = p
 // The narrowest window: 2^(WIDE_MIN_BITS - 1) buckets fill the last level.
 constexpr uint32_t WIDE_MIN_BITS = LEVEL2_SEGMENTS_LG + 2;
 
+// The item this thread works on: in G2 (degree 2) a pair of threads holds
+// one point, half of each coordinate each, and both take the same item.
+template<class bucket_t>
+__device__ __forceinline__ static size_t item_index()
+{   return (threadIdx.x + (size_t)blockIdx.x * blockDim.x) / bucket_t::degree;   }
+
 // One level of segment sums over |nrows| rows of 2^row_lg buckets, segments
 // of 2^seg_lg: segment t of row r leaves w and p (above) at r·2^(row_lg -
 // seg_lg) + t, with |step| in every row but the last, which has |top_step|.
@@ -46,7 +52,7 @@ __launch_bounds__(256) __global__
 void segment_sums(bucket_h* w, bucket_h* p, const bucket_h* v, uint32_t nrows,
                   uint32_t row_lg, uint32_t seg_lg, uint32_t step, uint32_t top_step)
 {
-    const size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    const size_t i = item_index<bucket_t>();
     if (i >= ((size_t)nrows << (row_lg - seg_lg)))
         return;
     const bool top = (i >> (row_lg - seg_lg)) == nrows - 1;
@@ -97,9 +103,9 @@ struct chunk_t {
     uint32_t y, t, row, from = 0, to = 0;
     const uint32_t* h = nullptr;
 
-    __device__ chunk_t(uint32_t nwins, uint32_t nchunks, vec2d_t<uint32_t> histogram,
-                       uint32_t row_lg)
-        : i(threadIdx.x + (size_t)blockIdx.x * blockDim.x), y(i / nchunks), t(i % nchunks),
+    __device__ chunk_t(size_t item, uint32_t nwins, uint32_t nchunks,
+                       vec2d_t<uint32_t> histogram, uint32_t row_lg)
+        : i(item), y(i / nchunks), t(i % nchunks),
           row(1u << row_lg)
     {
         if (y >= nwins)
@@ -127,7 +133,7 @@ void accumulate_chunks(bucket_h* buckets, bucket_h* carries, const affine_h* poi
                        vec2d_t<uint32_t> digits, vec2d_t<uint32_t> histogram,
                        uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
 {
-    const chunk_t c{nwins, nchunks, histogram, row_lg};
+    const chunk_t c{item_index<bucket_t>(), nwins, nchunks, histogram, row_lg};
     if (c.empty())
         return;
     const uint32_t* h = c.h;
@@ -161,7 +167,7 @@ __launch_bounds__(256) __global__
 void add_carries(bucket_h* buckets, const bucket_h* carries, vec2d_t<uint32_t> histogram,
                  uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
 {
-    const chunk_t c{nwins, nchunks, histogram, row_lg};
+    const chunk_t c{item_index<bucket_t>(), nwins, nchunks, histogram, row_lg};
     if (c.empty())
         return;
     const uint32_t x = bucket_of(c.h, c.row, c.to - 1);
@@ -229,8 +235,10 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
 {
     typedef typename bucket_t::mem_t bucket_h;
     typedef typename affine_t::mem_t affine_h;
-    static_assert(bucket_t::degree == 1 && sizeof(bucket_t) == sizeof(bucket_h),
-                  "G1 buckets, copied to the host as they lie");
+#ifndef __CUDA_ARCH__     // on the device a G2 bucket_t is one thread's half of a point
+    static_assert(sizeof(bucket_t) == sizeof(bucket_h), "buckets copied to the host as they lie");
+#endif
+    const size_t deg = bucket_t::degree;
     const stream_t& s = gpu[0];
     const uint32_t nbits = scalar_t::bit_length();
     const uint32_t nwins = (nbits - 1) / wbits + 1;
@@ -294,18 +302,18 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
             CUDA_OK(cudaGetLastError());
             CUDA_OK(cudaMemsetAsync(&d_buckets[0], 0, nwins * row * sizeof(bucket_h), s));
             accumulate_chunks<bucket_t, affine_h>
-                <<<(nchunks * nwins + CHUNK_THREADS - 1) / CHUNK_THREADS, CHUNK_THREADS, 0, s>>>(
+                <<<(deg * nchunks * nwins + CHUNK_THREADS - 1) / CHUNK_THREADS, CHUNK_THREADS, 0, s>>>(
                     &d_buckets[0], &d_carries[0], p, d_digits, d_hist, nwins, row_lg, nchunks);
-            add_carries<bucket_t><<<blocks_for(nchunks * nwins), 256, 0, s>>>(
+            add_carries<bucket_t><<<blocks_for(deg * nchunks * nwins), 256, 0, s>>>(
                 &d_buckets[0], &d_carries[0], d_hist, nwins, row_lg, nchunks);
             CUDA_OK(cudaGetLastError());
             const uint32_t top_step = wbits - top;
-            segment_sums<bucket_t><<<blocks_for(nwins << (row_lg - l1)), 256, 0, s>>>(
+            segment_sums<bucket_t><<<blocks_for(deg * nwins << (row_lg - l1)), 256, 0, s>>>(
                 &d_w1[0], &d_p1[0], &d_buckets[0], nwins, row_lg, l1, 0u, top_step);
-            segment_sums<bucket_t><<<blocks_for(nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
+            segment_sums<bucket_t><<<blocks_for(deg * nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
                 &d_last[0], &d_last[n2], &d_p1[0], nwins, row_lg - l1, l2, 0u,
                 top_step > l1 ? top_step - l1 : 0u);
-            segment_sums<bucket_t><<<blocks_for(nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
+            segment_sums<bucket_t><<<blocks_for(deg * nwins << LEVEL2_SEGMENTS_LG), 256, 0, s>>>(
                 &d_last[3 * n2], &d_last[2 * n2], &d_w1[0], nwins, row_lg - l1, l2, PLAIN, PLAIN);
             CUDA_OK(cudaGetLastError());
             s.DtoH(last, &d_last[0], 3 * n2);

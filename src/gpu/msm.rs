@@ -93,10 +93,10 @@ macro_rules! resident {
                 self.msm_with(range, scalars, whole, 0)
             }
 
-            /// [`Self::msm_piece`], in G1 with a Pippenger window of `wbits` bits (10 to
-            /// 26) by cuzk's own driver (`cuda/msm_wide.cuh`) when `wbits` is not 0 and the
-            /// scalars are on the device, of the throughput lane and not mostly bits. Any
-            /// other `wbits` is an argument error (in G2: any but 0).
+            /// [`Self::msm_piece`] with a Pippenger window of `wbits` bits (10 to 26) by
+            /// cuzk's own driver (`cuda/msm_wide.cuh`) when `wbits` is not 0 and the scalars
+            /// are on the device, of the throughput lane and (in G1) not mostly bits. Any
+            /// other `wbits` is an argument error.
             pub fn msm_with<'a>(
                 &self,
                 range: Range<usize>,

@@ -643,8 +643,8 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
 /// full top windows (17 bits), top windows of a few bits (19, 21, 23), of more (20, 22), and
 /// the narrowest (10), which take every branch of the bucket reduction's levels; over the
 /// special scalars (0, 1, −1, small ones), bases at infinity, and a piece of the device
-/// scalars (with its bases resident and streamed). Windows outside 10-26 bits, and any in G2,
-/// are argument errors.
+/// scalars (with its bases resident and streamed); in G2 too (a pair of threads per point).
+/// Windows outside 10-26 bits are argument errors.
 #[test]
 fn wide_windows_equal_blstrs() {
     if !have_gpu("wide_windows_equal_blstrs") {
@@ -668,10 +668,30 @@ fn wide_windows_equal_blstrs() {
     for wbits in [9, 27] {
         assert!(r.msm_with(0..n, &d, n, wbits).is_err(), "a {wbits}-bit window");
     }
-    let g2 = many_g2(1 << 10);
+    let n2 = (1 << 17) + 77;
+    let mut g2 = many_g2(n2);
+    for i in [0, 5, n2 - 1] {
+        g2[i] = G2Affine::identity();
+    }
     let r2 = ResidentG2::new(0, &g2).unwrap();
-    assert!(r2.msm_with(0..1 << 10, &s[..1 << 10], 1 << 10, 20).is_err(), "a wide window in G2");
-    assert!(msm_g2_host(0, &g2, &s[..1 << 10], 1 << 10, 20).is_err(), "a wide window in G2, streamed");
+    let proj2: Vec<G2Projective> = g2.iter().map(|p| p.to_curve()).collect();
+    let d2 = DeviceScalars::upload(0, Urgency::Throughput, &s[..n2]).unwrap();
+    let want2 = G2Projective::multi_exp(&proj2, &s[..n2]);
+    let want2_piece = G2Projective::multi_exp(&proj2[..len / 8], &s[off..off + len / 8]);
+    for wbits in [10, 17, 20, 23] {
+        assert_eq!(r2.msm_with(0..n2, &d2, n2, wbits).unwrap(), want2, "G2, {wbits}-bit window");
+        let piece = Scalars::Device(&d, off..off + len / 8);
+        assert_eq!(
+            r2.msm_with(0..len / 8, piece.clone(), n2, wbits).unwrap(),
+            want2_piece,
+            "G2, {wbits}-bit window, a piece"
+        );
+        let streamed = msm_g2_host(0, &g2[..len / 8], piece, n2, wbits).unwrap();
+        assert_eq!(streamed, want2_piece, "G2, {wbits}-bit window, a streamed piece");
+    }
+    for wbits in [9, 27] {
+        assert!(r2.msm_with(0..n2, &d2, n2, wbits).is_err(), "G2, a {wbits}-bit window");
+    }
 }
 
 /// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
@@ -848,6 +868,12 @@ fn interference_timings() {
             "G2 2^24, sppark msm_t",
             Box::new(|| {
                 r2.msm_piece(0..big / 2, Scalars::Device(&d, 0..big / 2), big / 2).unwrap();
+            }),
+        ),
+        (
+            "G2 2^24, cuzk driver (20 bits)",
+            Box::new(|| {
+                r2.msm_with(0..big / 2, Scalars::Device(&d, 0..big / 2), big / 2, 20).unwrap();
             }),
         ),
         (
