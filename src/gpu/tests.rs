@@ -699,6 +699,8 @@ fn wide_windows_equal_blstrs() {
 /// window) by sppark's msm_t and by cuzk's driver (`msm_with`) at each window of
 /// `CUZK_BENCH_WBITS` (default 18,20,21,22), then the whole at once (batches of 2^26): seconds
 /// per MSM, the first call and the best of two more, every result compared with sppark's.
+/// `CUZK_BENCH_GROUP=g2` times B's G2 MSM instead; `CUZK_BENCH_SCALARS=bits` takes a
+/// witness-like mix (bits, one in 64 a random value) for random scalars.
 /// `CUZK_BENCH_LG=27 cuzk-lib-tests --ignored --nocapture wide_window_timings`
 #[test]
 #[ignore]
@@ -708,36 +710,69 @@ fn wide_window_timings() {
     }
     let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
     let lg: u32 = env("CUZK_BENCH_LG", "27").parse().unwrap();
-    let windows: Vec<u32> = env("CUZK_BENCH_WBITS", "18,20,21,22").split(',').map(|w| w.parse().unwrap()).collect();
     let n = 1usize << lg;
     let t = Instant::now();
-    let tile = many_g1(1 << 20);
-    let bases: Vec<G1Affine> = (0..n).map(|i| tile[i % tile.len()]).collect();
-    let r = ResidentG1::new(0, &bases).unwrap();
-    drop(bases);
-    let d = DeviceScalars::upload(0, Urgency::Throughput, &random_scalars(n, 5)).unwrap();
-    eprintln!("2^{lg} bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
-    let in_pieces = |piece: usize, f: &dyn Fn(Range<usize>) -> G1Projective| {
-        (0..n).step_by(piece).map(|at| f(at..at + piece.min(n - at))).sum::<G1Projective>()
+    let mut s = random_scalars(n, 5);
+    let kind = env("CUZK_BENCH_SCALARS", "random");
+    if kind == "bits" {
+        s.iter_mut()
+            .enumerate()
+            .filter(|(i, _)| i % 64 != 0)
+            .for_each(|(i, x)| *x = Scalar::from((i * 7 / 5 % 2) as u64));
+    }
+    let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
+    drop(s);
+    let group = env("CUZK_BENCH_GROUP", "g1");
+    let name = format!("2^{lg} {kind} scalars, {group}");
+    macro_rules! bases_of {
+        ($resident:ident, $many:ident, $tile:expr) => {{
+            let tile = $many($tile);
+            let r = $resident::new(0, &(0..n).map(|i| tile[i % tile.len()]).collect::<Vec<_>>()).unwrap();
+            eprintln!("bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
+            window_table(
+                &name,
+                n,
+                |p| r.msm_piece(p.clone(), Scalars::Device(&d, p), n).unwrap(),
+                |p, w| r.msm_with(p.clone(), Scalars::Device(&d, p), n, w).unwrap(),
+            )
+        }};
+    }
+    if group == "g2" {
+        bases_of!(ResidentG2, many_g2, 1 << 17);
+    } else {
+        bases_of!(ResidentG1, many_g1, 1 << 20);
+    }
+}
+
+/// [`wide_window_timings`]' table for one group: `sppark(range)` and `wide(range, bits)` are
+/// MSMs over a piece of the `n` points.
+fn window_table<P: PartialEq + std::iter::Sum + Copy>(
+    name: &str,
+    n: usize,
+    sppark: impl Fn(Range<usize>) -> P,
+    wide: impl Fn(Range<usize>, u32) -> P,
+) {
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let windows: Vec<u32> = env("CUZK_BENCH_WBITS", "18,20,21,22").split(',').map(|w| w.parse().unwrap()).collect();
+    let pieces: Vec<u32> = env("CUZK_BENCH_PIECES", "26,25").split(',').map(|p| p.parse().unwrap()).collect();
+    let in_pieces = |piece: usize, f: &dyn Fn(Range<usize>) -> P| {
+        (0..n).step_by(piece).map(|at| f(at..at + piece.min(n - at))).sum::<P>()
     };
-    println!("| 2^{lg} random scalars | first s | best of 2 s | equal |");
+    println!("| {name} | first s | best of 2 s | equal |");
     println!("|---|---|---|---|");
     let mut want = None;
-    let pieces: Vec<u32> = env("CUZK_BENCH_PIECES", "26,25").split(',').map(|p| p.parse().unwrap()).collect();
-    for piece_lg in pieces.into_iter().filter(|&p| p <= lg) {
+    for piece_lg in pieces.into_iter().filter(|&p| 1 << p <= n) {
         let piece = 1usize << piece_lg;
-        let (first, best, got) =
-            time(2, || in_pieces(piece, &|p| r.msm_piece(p.clone(), Scalars::Device(&d, p), n).unwrap()));
+        let (first, best, got) = time(2, || in_pieces(piece, &sppark));
         println!("| sppark msm_t, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | - |");
         let want = *want.get_or_insert(got);
         for &w in &windows {
-            let (first, best, got) =
-                time(2, || in_pieces(piece, &|p| r.msm_with(p.clone(), Scalars::Device(&d, p), n, w).unwrap()));
+            let (first, best, got) = time(2, || in_pieces(piece, &|p| wide(p, w)));
             println!("| msm_wide {w} bits, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | {} |", got == want);
         }
     }
     for &w in &windows {
-        let (first, best, got) = time(2, || r.msm_with(0..n, &d, n, w).unwrap());
+        let (first, best, got) = time(2, || wide(0..n, w));
         println!("| msm_wide {w} bits, whole | {first:.3} | {best:.3} | {} |", Some(got) == want);
     }
 }
