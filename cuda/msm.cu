@@ -30,8 +30,8 @@
 // bases gathered first; the zeros cost nothing. Otherwise (H, or a witness of
 // field elements) the counts say so and the plain MSM runs. G1 only: in
 // device code a G2 affine_t is one thread's half of a point (sppark's fp2_t
-// has degree 2), so gathering G2 bases needs their mem_t; B in G2 keeps the
-// plain MSM.
+// has degree 2), so gathering G2 bases needs their mem_t; B in G2 takes
+// Pippenger (wide_msm: the zeros and ones cost it little).
 constexpr size_t BITS_MIN = (size_t)1 << 20;    // shorter vectors: the plain MSM is as quick
 constexpr size_t OTHER_SHARE = 8;
 
@@ -156,9 +156,9 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // are |dev_scalars| from |dev_start| on (on this device, n of them) when
 // given, else |host_scalars|. A throughput MSM is a piece of one of
 // |window_n| points (run_msm: its window); an express one is never cut. A
-// throughput G1 MSM over device scalars that are not mostly bits runs
+// throughput MSM over device scalars (in G1 those not mostly bits) runs
 // wide_msm with a |wbits|-bit window when |wbits| is not 0. |wbits| is 0, or
-// in G1 10 to 26 (an argument error otherwise); every other MSM ignores it.
+// 10 to 26 (an argument error otherwise); every other MSM ignores it.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
                      size_t n, size_t window_n, const scalar_t* host_scalars,
@@ -258,8 +258,8 @@ CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
 {   delete bases;   }
 
 // Bases[start..start + n]: a piece of an MSM of |window_n| points (at most
-// the bases' length; n or less for a whole one), in G1 with cuzk's driver and
-// a |wbits|-bit window when |wbits| is not 0 (msm). The scalars:
+// the bases' length; n or less for a whole one), with cuzk's driver and a
+// |wbits|-bit window when |wbits| is not 0 (msm). The scalars:
 // |host_scalars| in host memory, or |dev_scalars| from |dev_start| on, on
 // the bases' device (then host_scalars is ignored).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,

@@ -71,19 +71,25 @@ pub fn working_set(pce: &Pce) -> u64 {
 /// What the device's pool may round a proof's allocations up by, in all.
 const POOL_SLACK: u64 = 64 << 20;
 
-/// Device bytes one MSM of at most `n` points takes besides its bases and scalars: the bit
-/// split's bitmaps and gathered scalars and bases (at most an eighth of the points), and the
-/// larger of the two drivers' scratch, sppark's ([`sppark_scratch`]) and cuzk's for the whole
-/// MSM uncut ([`wide_scratch`]; a piece takes no more).
+/// Device bytes one MSM of at most `n` points takes besides its bases and scalars: in G1 the
+/// bit split's bitmaps and gathered scalars and bases (at most an eighth of the points) and
+/// the larger of the two drivers' scratch, sppark's ([`sppark_scratch`]) and cuzk's for the
+/// whole MSM uncut ([`wide_scratch`]; a piece takes no more); in G2 (no split) the larger of
+/// the two drivers' scratch, with G2's buckets.
 fn msm_scratch(n: usize) -> u64 {
     let n64 = n as u64;
     let split = n64 / 4 + (32 + 96) * n64.div_ceil(8);
-    let wide = match window_bits(n) {
+    let wide = |bucket| match window_bits(n) {
         0 => 0,
-        bits => wide_scratch(n, bits),
+        bits => wide_scratch(n, bits, bucket),
     };
-    split + sppark_scratch(n).max(wide)
+    let sppark = sppark_scratch(n);
+    (split + sppark.max(wide(G1_BUCKET))).max(sppark.max(wide(G2_BUCKET)))
 }
+
+/// Bytes of a Pippenger bucket (XYZZ coordinates) in G1 and in G2.
+const G1_BUCKET: u64 = 4 * 48;
+const G2_BUCKET: u64 = 2 * G1_BUCKET;
 
 /// Device bytes sppark's `msm_t` allocates for `n` points whose bases and scalars are on the
 /// device: per window its buckets (G2's, the larger: 384 B) and histogram, and per point of a
@@ -114,17 +120,18 @@ fn proof_room(pce: &Pce, placed: &DeviceSrs) -> u64 {
 }
 
 /// Device bytes cuzk's MSM driver (`cuda/msm_wide.cuh`) allocates for an MSM of `n` points with a
-/// `bits`-bit window: per window its buckets (192 B) and their histogram (4 B) and the
-/// reduction's levels; per point of a batch (at most 2^26, the driver's `WIDE_BATCH_MAX`) and
-/// window its digit (4 B) and a 256th of a carry (192 B); per point of a batch the sort's 16 B.
-fn wide_scratch(n: usize, bits: u32) -> u64 {
+/// `bits`-bit window and buckets of `bucket` bytes: per window its buckets and their histogram
+/// (4 B) and the reduction's levels (buckets); per point of a batch (at most 2^26, the driver's
+/// `WIDE_BATCH_MAX`) and window its digit (4 B) and a 256th of a carry (a bucket); per point of
+/// a batch the sort's 16 B.
+fn wide_scratch(n: usize, bits: u32, bucket: u64) -> u64 {
     let wins = (254 / bits + 1) as u64;
     let batch = n.min(1 << 26) as u64;
     let levels = (2 << 14) + 4 * 256;
-    (wins << (bits - 1)) * (192 + 4)
-        + wins * levels * 192
+    (wins << (bits - 1)) * (bucket + 4)
+        + wins * levels * bucket
         + wins * batch * 4
-        + wins * batch.div_ceil(256) * 192
+        + wins * batch.div_ceil(256) * bucket
         + 16 * batch
         + (1 << 20)
 }
@@ -250,8 +257,8 @@ fn device_msm_g2(
     whole: usize,
 ) -> Result<G2Projective> {
     Ok(match resident {
-        Some(bases) => bases.msm_piece(range, s, whole)?,
-        None => gpu::msm_g2_host(device as usize, &host[range], s, whole, 0)?,
+        Some(bases) => bases.msm_with(range, s, whole, window_bits(whole))?,
+        None => gpu::msm_g2_host(device as usize, &host[range], s, whole, window_bits(whole))?,
     })
 }
 
@@ -311,23 +318,27 @@ fn piece_of(n: usize) -> usize {
     n.div_ceil(2).clamp(MIN_PIECE, max_piece())
 }
 
-/// The default of [`window_bits`]: the Pippenger window of cuzk's own MSM driver for G1 MSMs
-/// of more than [`WIDE_ABOVE`] points.
+/// The default of [`window_bits`]: the Pippenger window of cuzk's own MSM driver for
+/// throughput MSMs of more than [`WIDE_ABOVE`] points.
 const WIDE_BITS: u32 = 20;
 
-/// The longest G1 MSM that keeps sppark's msm_t ([`window_bits`]): from the H of a 2^24
-/// domain (2^24 − 1 points) on, cuzk's driver was faster on the H200.
+/// The longest throughput MSM that keeps sppark's msm_t ([`window_bits`]): from the H of a
+/// 2^24 domain (2^24 − 1 points) on, cuzk's driver was faster in G1 on the H200, and in G2 at
+/// 2^24 and 2^25 points on the H100.
 const WIDE_ABOVE: usize = 1 << 23;
 
-/// The Pippenger window of a throughput G1 MSM of `whole` points over device scalars that are
-/// not mostly bits (H, a dense witness): [`WIDE_BITS`] by cuzk's own driver
-/// (`cuda/msm_wide.cuh`: runs of sorted points per thread, the buckets reduced on every SM,
-/// batches of up to 2^26 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its
-/// window at most 18 bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such
-/// MSM: 0 for sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and
-/// ignored. A wider window adds each point to fewer buckets and needs more of them, 192 B
-/// each, 2^(bits − 1) per window ([`wide_scratch`]: about 6.6 GB at 20 bits for a batch of
-/// 2^26 points). On an H200, 20 bits was the fastest at 2^24, 2^26 and 2^27 points (BENCHMARKS.md).
+/// The Pippenger window of a throughput MSM of `whole` points over device scalars, in G1 those
+/// that are not mostly bits (H, a dense witness; `cuda/msm.cu` splits the others) and in G2
+/// any (B): [`WIDE_BITS`] by cuzk's own driver (`cuda/msm_wide.cuh`: runs of sorted points per
+/// thread, in G2 a pair of threads per point, the buckets reduced on every SM, batches of up
+/// to 2^26 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its window at most 18
+/// bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such MSM: 0 for
+/// sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and ignored. A wider
+/// window adds each point to fewer buckets and needs more of them, 2^(bits − 1) per window of
+/// 192 B in G1 and 384 B in G2 ([`wide_scratch`]: about 6.6 GB in G1 and 8.6 GB in G2 at 20
+/// bits for a batch of 2^26 points). 20 bits was the fastest over random scalars in G1 at
+/// 2^24, 2^26 and 2^27 points on an H200 and in G2 at 2^25 on an H100; over a witness's bits
+/// in G2, 16 bits is faster still (BENCHMARKS.md).
 fn window_bits(whole: usize) -> u32 {
     static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
@@ -623,13 +634,22 @@ mod tests {
         }
     }
 
-    /// G1 MSMs of more than 2^23 points take cuzk's driver at the default window, shorter ones
-    /// sppark's.
+    /// Throughput MSMs of more than 2^23 points take cuzk's driver at the default window,
+    /// shorter ones sppark's; the working set counts the driver's scratch with G2's buckets,
+    /// the larger.
     #[test]
     fn long_msms_take_the_wide_window() {
         assert_eq!(window_bits(WIDE_ABOVE), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
         assert_eq!(window_bits((1 << 24) - 1), WIDE_BITS, "the H of a 2^24 domain");
         assert_eq!(window_bits(1 << 27), WIDE_BITS);
+        for n in [(1 << 24) - 1, 1 << 26, 1 << 27] {
+            let g2 = wide_scratch(n, WIDE_BITS, G2_BUCKET);
+            assert!(g2 > wide_scratch(n, WIDE_BITS, G1_BUCKET) && msm_scratch(n) >= g2, "2^{}", n.ilog2());
+        }
+        assert_eq!(
+            msm_scratch(WIDE_ABOVE),
+            WIDE_ABOVE as u64 / 4 + 128 * (WIDE_ABOVE as u64 / 8) + sppark_scratch(WIDE_ABOVE)
+        );
     }
 
     /// A proof's device buffers at their peak (the pool's high-water mark, one proof at a
