@@ -155,9 +155,10 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // Σ scalars[i]·points[i] for i < n, the points on the device; the scalars
 // are |dev_scalars| from |dev_start| on (on this device, n of them) when
 // given, else |host_scalars|. A throughput MSM is a piece of one of
-// |window_n| points (run_msm: its window); an express one is never cut. A
-// throughput MSM over device scalars (in G1 those not mostly bits) runs
-// wide_msm with a |wbits|-bit window when |wbits| is not 0. |wbits| is 0, or
+// |window_n| points (run_msm: its window); an express one is never cut. An
+// MSM over device scalars (on the throughput lane in G1, those not mostly
+// bits) runs wide_msm on its lane with a |wbits|-bit window when |wbits| is
+// not 0. |wbits| is 0, or
 // 10 to 26 (an argument error otherwise); every other MSM ignores it.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
@@ -179,9 +180,9 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
         const scalar_t* d_scalars = dev_scalars != nullptr ? dev_scalars->d + dev_start : nullptr;
         if (wbits != 0 && (wbits < WIDE_MIN_BITS || wbits > 26))
             return RustError{-cudaErrorInvalidValue, "cuzk: a wide window is of 10 to 26 bits"};
-        if (d_scalars != nullptr && lane == LANE_THROUGHPUT) {
+        if (d_scalars != nullptr) {
             if constexpr (bucket_t::degree == 1) {
-                if (n >= BITS_MIN) {
+                if (lane == LANE_THROUGHPUT && n >= BITS_MIN) {
                     bool done = false;
                     RustError err = msm_bits<bucket_t>(gpu, device_id, out, points, n, d_scalars, &done);
                     if (err.code != cudaSuccess || done)

@@ -1,5 +1,5 @@
 // A Pippenger driver of our own over sppark's MSM kernels (breakdown, sort,
-// batch_addition), for long MSMs of the throughput lane. sppark's msm_t
+// batch_addition), for MSMs of more than 2^17 points on either lane. sppark's msm_t
 // cuts an MSM into batches of at most 2^24 points, with a host round trip and
 // a reduction of every window's buckets after each, that reduction in one
 // block per window (integrate), and its accumulate gives each thread a

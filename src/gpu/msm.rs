@@ -94,9 +94,9 @@ macro_rules! resident {
             }
 
             /// [`Self::msm_piece`] with a Pippenger window of `wbits` bits (10 to 26) by
-            /// cuzk's own driver (`cuda/msm_wide.cuh`) when `wbits` is not 0 and the scalars
-            /// are on the device, of the throughput lane and (in G1) not mostly bits. Any
-            /// other `wbits` is an argument error.
+            /// cuzk's own driver (`cuda/msm_wide.cuh`), on the scalars' lane, when `wbits` is
+            /// not 0 and the scalars are on the device (in G1 on the throughput lane: not
+            /// mostly bits). Any other `wbits` is an argument error.
             pub fn msm_with<'a>(
                 &self,
                 range: Range<usize>,

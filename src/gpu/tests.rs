@@ -643,7 +643,8 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
 /// full top windows (17 bits), top windows of a few bits (19, 21, 23), of more (20, 22), and
 /// the narrowest (10), which take every branch of the bucket reduction's levels; over the
 /// special scalars (0, 1, −1, small ones), bases at infinity, and a piece of the device
-/// scalars (with its bases resident and streamed); in G2 too (a pair of threads per point).
+/// scalars (with its bases resident and streamed), and on the express lane; in G2 too (a pair
+/// of threads per point).
 /// Windows outside 10-26 bits are argument errors.
 #[test]
 fn wide_windows_equal_blstrs() {
@@ -668,6 +669,8 @@ fn wide_windows_equal_blstrs() {
     for wbits in [9, 27] {
         assert!(r.msm_with(0..n, &d, n, wbits).is_err(), "a {wbits}-bit window");
     }
+    let express = DeviceScalars::upload(0, Urgency::Critical, &s).unwrap();
+    assert_eq!(r.msm_with(0..n, &express, n, 16).unwrap(), want, "on the express lane");
     let n2 = (1 << 17) + 77;
     let mut g2 = many_g2(n2);
     for i in [0, 5, n2 - 1] {
@@ -860,7 +863,8 @@ fn trim_gives_the_pools_memory_back() {
 }
 
 /// How long a critical proof's first device steps (its 2^19 H NTTs, then a 2^19 G1 MSM, on the
-/// express lane) take while two threads run one kind of throughput device work back to back:
+/// express lane; sppark's, or cuzk's driver with a window of `CUZK_BENCH_CRIT_WBITS` bits) take
+/// while two threads run one kind of throughput device work back to back:
 /// what in the throughput lane holds the express lane back. Per kind (all, or those numbered
 /// in `CUZK_BENCH_KINDS`, e.g. `1,3`): the critical steps' median and maximum over
 /// `CUZK_BENCH_SAMPLES` (default 12) samples, and the background's operations per second.
@@ -922,6 +926,7 @@ fn interference_timings() {
     println!("|---|---|---|---|");
     let (a, b, c) = (random_scalars(small, 1), random_scalars(small, 2), random_scalars(small, 3));
     let ms = random_scalars(small, 4);
+    let crit_wbits: u32 = std::env::var("CUZK_BENCH_CRIT_WBITS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let only: Option<Vec<usize>> =
         std::env::var("CUZK_BENCH_KINDS").ok().map(|k| k.split(',').map(|x| x.parse().unwrap()).collect());
     for (k, (name, work)) in kinds.iter().enumerate() {
@@ -954,7 +959,7 @@ fn interference_timings() {
                 drop(super::compute_h(0, abc, lg, z_inv_on_coset(lg)).unwrap());
                 ntt.push(t.elapsed().as_secs_f64());
                 let t = Instant::now();
-                crit_bases.msm(0..small, &m).unwrap();
+                crit_bases.msm_with(0..small, &m, small, crit_wbits).unwrap();
                 msm.push(t.elapsed().as_secs_f64());
             }
             let e = start.elapsed().as_secs_f64();
