@@ -127,7 +127,11 @@ fn proof_room(pce: &Pce, placed: &DeviceSrs) -> u64 {
 fn wide_scratch(n: usize, bits: u32, bucket: u64) -> u64 {
     let wins = (254 / bits + 1) as u64;
     let batch = n.min(1 << 26) as u64;
-    let levels = (2 << 14) + 4 * 256;
+    // The driver's first level keeps at most 2^14 segments per window of at least 16
+    // buckets, and at least 2^8; the last four rows of 2^8.
+    let row_lg = bits - 1;
+    let l1 = row_lg.saturating_sub(14).max(4.min(row_lg - 8));
+    let levels = (2 << (row_lg - l1)) + 4 * 256;
     (wins << (bits - 1)) * (bucket + 4)
         + wins * levels * bucket
         + wins * batch * 4
@@ -318,27 +322,33 @@ fn piece_of(n: usize) -> usize {
     n.div_ceil(2).clamp(MIN_PIECE, max_piece())
 }
 
-/// The default of [`window_bits`]: the Pippenger window of cuzk's own MSM driver for
-/// throughput MSMs of more than [`WIDE_ABOVE`] points.
-const WIDE_BITS: u32 = 20;
+/// The longest MSM that keeps sppark's msm_t by default ([`window_bits`]): cuzk's driver
+/// costs about 8 ms whatever the length (sppark's 4 ms at 2^12 points, 7 ms at 2^16) and
+/// wins from 2^19 points on (an H100: 9 ms against 20 at 2^19 in G1).
+const WIDE_ABOVE: usize = 1 << 17;
 
-/// The longest throughput MSM that keeps sppark's msm_t ([`window_bits`]): from the H of a
-/// 2^24 domain (2^24 − 1 points) on, cuzk's driver was faster in G1 on the H200, and in G2 at
-/// 2^24 and 2^25 points on the H100.
-const WIDE_ABOVE: usize = 1 << 23;
+/// The default window for an MSM of `whole` points: 0 (sppark's) up to [`WIDE_ABOVE`] points,
+/// then cuzk's driver with the fastest window measured around each length: 13 bits up to
+/// 2^20 points (2^19), 16 up to 2^23 (2^21-2^23; 2^22 in G2), 20 above (2^24-2^27 in G1, 2^25
+/// in G2).
+fn default_bits(whole: usize) -> u32 {
+    [(WIDE_ABOVE, 0), (1 << 20, 13), (1 << 23, 16)]
+        .into_iter()
+        .find(|&(most, _)| whole <= most)
+        .map_or(20, |(_, bits)| bits)
+}
 
-/// The Pippenger window of a throughput MSM of `whole` points over device scalars, in G1 those
-/// that are not mostly bits (H, a dense witness; `cuda/msm.cu` splits the others) and in G2
-/// any (B): [`WIDE_BITS`] by cuzk's own driver (`cuda/msm_wide.cuh`: runs of sorted points per
+/// The Pippenger window of an MSM of `whole` points over device scalars, in G1 on the
+/// throughput lane those that are not mostly bits (`cuda/msm.cu` splits the others), else
+/// any: [`default_bits`] by cuzk's own driver (`cuda/msm_wide.cuh`: runs of sorted points per
 /// thread, in G2 a pair of threads per point, the buckets reduced on every SM, batches of up
-/// to 2^26 points) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t (its window at most 18
-/// bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every such MSM: 0 for
-/// sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and ignored. A wider
-/// window adds each point to fewer buckets and needs more of them, 2^(bits − 1) per window of
-/// 192 B in G1 and 384 B in G2 ([`wide_scratch`]: about 6.6 GB in G1 and 8.6 GB in G2 at 20
-/// bits for a batch of 2^26 points). 20 bits was the fastest over random scalars in G1 at
-/// 2^24, 2^26 and 2^27 points on an H200 and in G2 at 2^25 on an H100; over a witness's bits
-/// in G2, 16 bits is faster still (BENCHMARKS.md).
+/// to 2^26 points, on the scalars' lane) above [`WIDE_ABOVE`] points, else 0, sppark's msm_t
+/// (its window at most 18 bits). `CUZK_MSM_WINDOW_BITS` (read once) sets the window of every
+/// such MSM: 0 for sppark's, or 10 to 26 bits for cuzk's; anything else is warned about and
+/// ignored. A wider window adds each point to fewer buckets and needs more of them,
+/// 2^(bits − 1) per window of 192 B in G1 and 384 B in G2 ([`wide_scratch`]: about 6.6 GB in
+/// G1 and 8.6 GB in G2 at 20 bits for a batch of 2^26 points). Over a witness's bits in G2 a
+/// narrower window is faster still (BENCHMARKS.md).
 fn window_bits(whole: usize) -> u32 {
     static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
@@ -352,7 +362,7 @@ fn window_bits(whole: usize) -> u32 {
             }
         }
     });
-    forced.unwrap_or(if whole > WIDE_ABOVE { WIDE_BITS } else { 0 })
+    forced.unwrap_or_else(|| default_bits(whole))
 }
 
 /// `msm` over `range` (its scalars `s`, as long) in pieces of at most `piece` points (at most
@@ -634,18 +644,25 @@ mod tests {
         }
     }
 
-    /// Throughput MSMs of more than 2^23 points take cuzk's driver at the default window,
+    /// MSMs of more than 2^17 points take cuzk's driver at a window that grows with them,
     /// shorter ones sppark's; the working set counts the driver's scratch with G2's buckets,
     /// the larger.
     #[test]
     fn long_msms_take_the_wide_window() {
         assert_eq!(window_bits(WIDE_ABOVE), 0, "CUZK_MSM_WINDOW_BITS unset in tests");
-        assert_eq!(window_bits((1 << 24) - 1), WIDE_BITS, "the H of a 2^24 domain");
-        assert_eq!(window_bits(1 << 27), WIDE_BITS);
-        for n in [(1 << 24) - 1, 1 << 26, 1 << 27] {
-            let g2 = wide_scratch(n, WIDE_BITS, G2_BUCKET);
-            assert!(g2 > wide_scratch(n, WIDE_BITS, G1_BUCKET) && msm_scratch(n) >= g2, "2^{}", n.ilog2());
+        let bits = [(WIDE_ABOVE + 1, 13), (1 << 19, 13), (1 << 20, 13), (1 << 21, 16), (1 << 23, 16)];
+        for (n, want) in bits.into_iter().chain([((1 << 24) - 1, 20), (1 << 27, 20)]) {
+            assert_eq!(window_bits(n), want, "2^{:.2}", (n as f64).log2());
+            let g2 = wide_scratch(n, want, G2_BUCKET);
+            assert!(g2 > wide_scratch(n, want, G1_BUCKET) && msm_scratch(n) >= g2, "2^{}", n.ilog2());
         }
+        // A 13-bit window's levels: 2^8 segments per window.
+        let wins = 254 / 13 + 1;
+        let scratch = (wins << 12) * (G2_BUCKET + 4) + wins * (2 * 256 + 4 * 256) * G2_BUCKET;
+        assert_eq!(
+            wide_scratch(1 << 19, 13, G2_BUCKET),
+            scratch + wins * (1 << 19) * 4 + wins * (1 << 11) * G2_BUCKET + (16 << 19) + (1 << 20)
+        );
         assert_eq!(
             msm_scratch(WIDE_ABOVE),
             WIDE_ABOVE as u64 / 4 + 128 * (WIDE_ABOVE as u64 / 8) + sppark_scratch(WIDE_ABOVE)
