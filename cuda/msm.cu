@@ -158,8 +158,8 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // |window_n| points (run_msm: its window); an express one is never cut. An
 // MSM over device scalars (on the throughput lane in G1, those not mostly
 // bits) runs wide_msm on its lane with a |wbits|-bit window when |wbits| is
-// not 0. |wbits| is 0, or
-// 10 to 26 (an argument error otherwise); every other MSM ignores it.
+// not 0. |wbits| is 0, or 10 to 26 (an argument error otherwise); every
+// other MSM ignores it.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
                      size_t n, size_t window_n, const scalar_t* host_scalars,

@@ -644,8 +644,7 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
 /// the narrowest (10), which take every branch of the bucket reduction's levels; over the
 /// special scalars (0, 1, −1, small ones), bases at infinity, and a piece of the device
 /// scalars (with its bases resident and streamed), and on the express lane; in G2 too (a pair
-/// of threads per point).
-/// Windows outside 10-26 bits are argument errors.
+/// of threads per point). Windows outside 10-26 bits are argument errors.
 #[test]
 fn wide_windows_equal_blstrs() {
     if !have_gpu("wide_windows_equal_blstrs") {
