@@ -21,7 +21,7 @@ use crate::{Error, Result};
 const MARGIN: u64 = 1 << 30;
 
 /// Device bytes throughput proofs leave to critical ones: a WinningPoSt's working set (2^19
-/// domain: about 0.15 GB) several times over. A larger critical proof may take this and what
+/// domain: about 0.2 GB) several times over. A larger critical proof may take this and what
 /// throughput proofs leave besides, and waits for them beyond that. A throughput proof alone
 /// on its device may take it too (a card that holds one partition only with it).
 pub(super) const CRITICAL_ROOM: u64 = 1 << 30;
