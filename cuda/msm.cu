@@ -159,11 +159,13 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // MSM over device scalars (on the throughput lane in G1, those not mostly
 // bits) runs wide_msm on its lane with a |wbits|-bit window when |wbits| is
 // not 0. |wbits| is 0, or 10 to 26 (an argument error otherwise); every
-// other MSM ignores it.
+// other MSM ignores it. On the throughput lane wide_msm yields to the
+// critical stages |critical| counts (pace_t; null: to none).
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
                      size_t n, size_t window_n, const scalar_t* host_scalars,
-                     const scalars_t* dev_scalars, size_t dev_start, uint32_t wbits = 0)
+                     const scalars_t* dev_scalars, size_t dev_start, uint32_t wbits,
+                     const uint32_t* critical)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
     CUZK_TRY_ON(device_id, lane, {
@@ -190,7 +192,8 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
                 }
             }
             if (wbits != 0) {
-                wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits);
+                wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits,
+                                   lane == LANE_THROUGHPUT ? critical : nullptr);
                 return RustError{cudaSuccess};
             }
         }
@@ -206,7 +209,8 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, size_t n,
                               size_t window_n, uint32_t wbits, const scalar_t* host_scalars,
-                              const scalars_t* dev_scalars, size_t dev_start, point_t* out)
+                              const scalars_t* dev_scalars, size_t dev_start,
+                              const uint32_t* critical, point_t* out)
 {
     if (bases == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null bases handle"};
@@ -215,7 +219,7 @@ static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, si
     if (window_n > bases->len)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM window for more points than the bases"};
     return msm<bucket_t>(bases->device_id, out, bases->d + start, n, window_n,
-                         host_scalars, dev_scalars, dev_start, wbits);
+                         host_scalars, dev_scalars, dev_start, wbits, critical);
 }
 
 // Bases in host memory: copied through the scalars' lane's pinned staging
@@ -225,7 +229,8 @@ static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, si
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm_host(int device_id, const affine_t* points, size_t n, size_t window_n,
                           uint32_t wbits, const scalar_t* host_scalars,
-                          const scalars_t* dev_scalars, size_t dev_start, point_t* out)
+                          const scalars_t* dev_scalars, size_t dev_start,
+                          const uint32_t* critical, point_t* out)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
     std::unique_ptr<dev_vec_t<affine_t>> bases;
@@ -235,7 +240,7 @@ static RustError msm_host(int device_id, const affine_t* points, size_t n, size_
             return RustError{cudaSuccess};
         bases.reset(dev_vec_upload(gpu, lane, points, n, lifetime_t::proof));
         RustError err = msm<bucket_t>(device_id, out, bases->d, n, window_n, host_scalars,
-                                      dev_scalars, dev_start, wbits);
+                                      dev_scalars, dev_start, wbits, critical);
         if (err.code != cudaSuccess)
             return err;
     })
@@ -262,33 +267,38 @@ CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
 // the bases' length; n or less for a whole one), with cuzk's driver and a
 // |wbits|-bit window when |wbits| is not 0 (msm). The scalars:
 // |host_scalars| in host memory, or |dev_scalars| from |dev_start| on, on
-// the bases' device (then host_scalars is ignored).
+// the bases' device (then host_scalars is ignored). |critical|: the count of
+// critical stages on the device that cuzk's driver yields to on the
+// throughput lane (gpu/turns.rs; read, never written; null for none).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
                                                   size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
-                                                  size_t dev_start, point_t* out)
-{   return msm_resident<bucket_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
+                                                  size_t dev_start, const uint32_t* critical,
+                                                  point_t* out)
+{   return msm_resident<bucket_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
                                                   size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
-                                                  size_t dev_start, point_fp2_t* out)
-{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
+                                                  size_t dev_start, const uint32_t* critical,
+                                                  point_fp2_t* out)
+{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
 
 // Points[0..n] in host memory, streamed for one MSM (msm_host): the fallback
-// when a query does not fit. The window and |wbits| as cuzk_g*_msm_resident's.
+// when a query does not fit. The window, |wbits| and |critical| as
+// cuzk_g*_msm_resident's.
 CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points, size_t n,
                                               size_t window_n, uint32_t wbits,
                                               const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
-                                              point_t* out)
-{   return msm_host<bucket_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
+                                              const uint32_t* critical, point_t* out)
+{   return msm_host<bucket_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points, size_t n,
                                               size_t window_n, uint32_t wbits,
                                               const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
-                                              point_fp2_t* out)
-{   return msm_host<bucket_fp2_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, out);   }
+                                              const uint32_t* critical, point_fp2_t* out)
+{   return msm_host<bucket_fp2_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }

@@ -16,6 +16,8 @@
 #ifndef __CUZK_MSM_WIDE_CUH__
 #define __CUZK_MSM_WIDE_CUH__
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 // Scalars per batch: digits take 4 B per point and window, sort's scratch 16
@@ -37,11 +39,12 @@ constexpr uint32_t PLAIN = 31;                // a step no index reaches: w = p
 // The narrowest window: 2^(WIDE_MIN_BITS - 1) buckets fill the last level.
 constexpr uint32_t WIDE_MIN_BITS = LEVEL2_SEGMENTS_LG + 2;
 
-// The item this thread works on: in G2 (degree 2) a pair of threads holds
-// one point, half of each coordinate each, and both take the same item.
+// The item this thread works on, its block |first_block| blocks into the
+// grid: in G2 (degree 2) a pair of threads holds one point, half of each
+// coordinate each, and both take the same item.
 template<class bucket_t>
-__device__ __forceinline__ static size_t item_index()
-{   return (threadIdx.x + (size_t)blockIdx.x * blockDim.x) / bucket_t::degree;   }
+__device__ __forceinline__ static size_t item_index(size_t first_block = 0)
+{   return (threadIdx.x + (blockIdx.x + first_block) * blockDim.x) / bucket_t::degree;   }
 
 // One level of segment sums over |nrows| rows of 2^row_lg buckets, segments
 // of 2^seg_lg: segment t of row r leaves w and p (above) at r·2^(row_lg -
@@ -131,9 +134,9 @@ template<class bucket_t, class affine_h, class bucket_h = typename bucket_t::mem
 __launch_bounds__(CHUNK_THREADS) __global__
 void accumulate_chunks(bucket_h* buckets, bucket_h* carries, const affine_h* points,
                        vec2d_t<uint32_t> digits, vec2d_t<uint32_t> histogram,
-                       uint32_t nwins, uint32_t row_lg, uint32_t nchunks)
+                       uint32_t nwins, uint32_t row_lg, uint32_t nchunks, size_t first_block)
 {
-    const chunk_t c{item_index<bucket_t>(), nwins, nchunks, histogram, row_lg};
+    const chunk_t c{item_index<bucket_t>(first_block), nwins, nchunks, histogram, row_lg};
     if (c.empty())
         return;
     const uint32_t* h = c.h;
@@ -182,6 +185,41 @@ void add_carries(bucket_h* buckets, const bucket_h* carries, vec2d_t<uint32_t> h
     out = acc;
 }
 
+// How long a throughput MSM gives way to critical stages in all:
+// gpu/turns.rs's MAX_YIELD, as long as a throughput step waits at most, so
+// that a flood of critical stages slows partitions but never stops them.
+constexpr std::chrono::milliseconds YIELD_MAX{1000};
+
+// A throughput lane's driver gives way to the critical stages on its device
+// (gpu/turns.rs counts them in *critical): before each of its launches it
+// waits for what it queued, so that at most one of its kernels is on the
+// device when a critical stage begins (the express lane's blocks are
+// dispatched first, but a kernel queued behind a long one takes the SMs
+// back between the critical stage's kernels), then, while a critical stage
+// runs, until YIELD_MAX is spent. The express lane's (critical == nullptr)
+// never waits.
+class pace_t {
+    const stream_t& s;
+    const uint32_t* critical;
+    std::chrono::steady_clock::duration left = YIELD_MAX;
+public:
+    pace_t(const stream_t& s, const uint32_t* critical) : s(s), critical(critical) {}
+    bool yields() const { return critical != nullptr; }
+    void operator()()
+    {
+        if (critical == nullptr)
+            return;
+        s.sync();
+        const auto start = std::chrono::steady_clock::now();
+        auto waited = std::chrono::steady_clock::duration::zero();
+        while (__atomic_load_n(critical, __ATOMIC_SEQ_CST) != 0 && waited < left) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+            waited = std::chrono::steady_clock::now() - start;
+        }
+        left -= std::min(waited, left);
+    }
+};
+
 template<class point_t> static void times_pow2(point_t& x, uint32_t lg)
 {
     for (uint32_t i = 0; i < lg; i++)
@@ -227,11 +265,14 @@ static point_t window_sum(const bucket_t* w2, const bucket_t* p2, const bucket_t
 
 // Σ scalars[i]·points[i] for i < n, both on the device (the scalars in
 // Montgomery form), with |wbits|-bit signed windows (WIDE_MIN_BITS to 26),
-// on |gpu|'s stream 0; in batches of at most WIDE_BATCH_MAX points. Throws
-// on CUDA errors.
+// on |gpu|'s stream 0; in batches of at most WIDE_BATCH_MAX points. On the
+// throughput lane |critical| counts the device's critical stages (pace_t;
+// accumulate_chunks then runs in launches of two waves), else it is null.
+// Throws on CUDA errors.
 template<class bucket_t, class point_t, class affine_t>
 static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
-                     const scalar_t* scalars, size_t n, uint32_t wbits)
+                     const scalar_t* scalars, size_t n, uint32_t wbits,
+                     const uint32_t* critical)
 {
     typedef typename bucket_t::mem_t bucket_h;
     typedef typename affine_t::mem_t affine_h;
@@ -240,6 +281,7 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
 #endif
     const size_t deg = bucket_t::degree;
     const stream_t& s = gpu[0];
+    pace_t pace{s, critical};
     const uint32_t nbits = scalar_t::bit_length();
     const uint32_t nwins = (nbits - 1) / wbits + 1;
     const uint32_t top = nbits - wbits * (nwins - 1);
@@ -274,6 +316,10 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
     while (grid & (grid - 1))
         grid &= grid - 1;
     const size_t sort_shared = sizeof(uint32_t) << DIGIT_BITS;
+    // accumulate_chunks's blocks (one per SM fills its registers), in one
+    // launch or, when yielding, in launches of two waves.
+    const size_t chunk_blocks = (deg * nchunks * nwins + CHUNK_THREADS - 1) / CHUNK_THREADS;
+    const size_t chunk_launch = pace.yields() ? 2 * (size_t)gpu.sm_count() : chunk_blocks;
 
     pinned_t last_mem{3 * n2 * sizeof(bucket_t)}, ones_mem{nones * sizeof(bucket_t)};
     bucket_t* last = last_mem.as<bucket_t>();
@@ -284,6 +330,7 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
     try {
         for (size_t at = 0; at < n; at += stride) {
             const size_t len = std::min(stride, n - at);
+            pace();
             breakdown<<<2 * grid, 1024, sizeof(scalar_t) * 1024, s>>>(
                 d_digits, &scalars[at], len, nwins, wbits, true);
             CUDA_OK(cudaGetLastError());
@@ -292,18 +339,27 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
                 const uint32_t lsbits0 = (win == nwins - 1 ? top : wbits) - 1;
                 const uint32_t lsbits1 = (win + 1 == nwins - 1 ? top : wbits) - 1;
                 const uint32_t pair = win + 1 < nwins ? 2 : 1;
+                pace();
                 s.launch_coop(sort, dim3(grid, pair), dim3(SORT_BLOCKDIM), sort_shared,
                               d_digits, len, win, d_temps, d_hist, wbits - 1, lsbits0, lsbits1);
             }
             const affine_h* p = reinterpret_cast<const affine_h*>(&points[at]);
             // Window 0's bucket 0 (its ± ones), left empty by accumulate_chunks.
+            pace();
             batch_addition<bucket_t><<<gpu.sm_count(), BATCH_ADD_BLOCK_SIZE, 0, s>>>(
                 d_ones, p, len, &d_digits[0][0], d_hist[0][0]);
             CUDA_OK(cudaGetLastError());
             CUDA_OK(cudaMemsetAsync(&d_buckets[0], 0, nwins * row * sizeof(bucket_h), s));
-            accumulate_chunks<bucket_t, affine_h>
-                <<<(deg * nchunks * nwins + CHUNK_THREADS - 1) / CHUNK_THREADS, CHUNK_THREADS, 0, s>>>(
-                    &d_buckets[0], &d_carries[0], p, d_digits, d_hist, nwins, row_lg, nchunks);
+            for (size_t first = 0; first < chunk_blocks; first += chunk_launch) {
+                pace();
+                accumulate_chunks<bucket_t, affine_h>
+                    <<<std::min(chunk_launch, chunk_blocks - first), CHUNK_THREADS, 0, s>>>(
+                        &d_buckets[0], &d_carries[0], p, d_digits, d_hist, nwins, row_lg,
+                        nchunks, first);
+                CUDA_OK(cudaGetLastError());
+            }
+            // The rest are short: one step.
+            pace();
             add_carries<bucket_t><<<blocks_for(deg * nchunks * nwins), 256, 0, s>>>(
                 &d_buckets[0], &d_carries[0], d_hist, nwins, row_lg, nchunks);
             CUDA_OK(cudaGetLastError());

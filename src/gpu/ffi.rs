@@ -66,6 +66,7 @@ extern "C" {
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
         dev_start: usize,
+        critical: *const u32,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_resident(
@@ -77,6 +78,7 @@ extern "C" {
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
         dev_start: usize,
+        critical: *const u32,
         out: *mut G2Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g1_msm_host(
@@ -88,6 +90,7 @@ extern "C" {
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
         dev_start: usize,
+        critical: *const u32,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_host(
@@ -99,6 +102,7 @@ extern "C" {
         host_scalars: *const Scalar,
         dev_scalars: *const c_void,
         dev_start: usize,
+        critical: *const u32,
         out: *mut G2Projective,
     ) -> sppark::Error;
 

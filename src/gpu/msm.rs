@@ -10,7 +10,13 @@ use super::device::{c_device, c_device_for_upload};
 use super::error::{check, invalid_argument, Result};
 use super::ffi;
 use super::scalars::Scalars;
-use super::turns::Urgency;
+use super::turns::{self, Urgency};
+
+/// The count of critical stages on `device_id` that cuzk's driver yields to on the throughput
+/// lane ([`turns::critical_running`]); null, yielding to none, past its devices.
+fn critical_running(device_id: usize) -> *const u32 {
+    turns::critical_running(device_id).map_or(std::ptr::null(), |c| c.as_ptr().cast_const())
+}
 
 macro_rules! resident {
     ($name:ident, $affine:ty, $proj:ty, $new:ident, $free:ident, $msm:ident, $host_msm:ident,
@@ -96,7 +102,9 @@ macro_rules! resident {
             /// [`Self::msm_piece`] with a Pippenger window of `wbits` bits (10 to 26) by
             /// cuzk's own driver (`cuda/msm_wide.cuh`), on the scalars' lane, when `wbits` is
             /// not 0 and the scalars are on the device (in G1 on the throughput lane: not
-            /// mostly bits). Any other `wbits` is an argument error.
+            /// mostly bits). Any other `wbits` is an argument error. On the throughput lane
+            /// the driver gives way before each of its kernels while a critical stage runs on
+            /// the device ([`super::Turn`]), for at most [`super::MAX_YIELD`] in all.
             pub fn msm_with<'a>(
                 &self,
                 range: Range<usize>,
@@ -124,7 +132,8 @@ macro_rules! resident {
                 // on this device and a first scalar whose range the C side
                 // checks against the vector's length; the borrow in `scalars`
                 // keeps either alive for the call. `whole` and `wbits` only
-                // size the window (checked above, and by the C side). `out` is a live
+                // size the window (checked above, and by the C side). The C side
+                // only loads the process-long count `critical_running` points to. `out` is a live
                 // local of sppark's Jacobian layout; the C side writes only it.
                 check(unsafe {
                     ffi::$msm(
@@ -136,6 +145,7 @@ macro_rules! resident {
                         host_scalars,
                         dev_scalars,
                         dev_start,
+                        critical_running(self.device_id),
                         &mut out,
                     )
                 })?;
@@ -182,7 +192,8 @@ macro_rules! resident {
             // (checked above; the C side checks the device length again). All
             // are only read, and not after the call returns; the C side writes
             // only `out`, a live local of sppark's Jacobian layout. `whole` and
-            // `wbits` only size the window (checked by the C side).
+            // `wbits` only size the window (checked by the C side); the count
+            // `critical_running` points to lives for the process and is only loaded.
             check(unsafe {
                 ffi::$host_msm(
                     c_id,
@@ -193,6 +204,7 @@ macro_rules! resident {
                     host_scalars,
                     dev_scalars,
                     dev_start,
+                    critical_running(device_id),
                     &mut out,
                 )
             })?;

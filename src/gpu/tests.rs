@@ -696,6 +696,46 @@ fn wide_windows_equal_blstrs() {
     }
 }
 
+/// A throughput MSM on cuzk's driver gives way to a critical stage on its device before each of
+/// its kernels (`pace_t` in `cuda/msm_wide.cuh`) until the stage ends, and for at most
+/// `MAX_YIELD` in all under a stage that does not end; an express one never waits. Every result
+/// equals blstrs'.
+#[test]
+fn throughput_wide_msms_yield_to_critical_stages() {
+    if !have_gpu("throughput_wide_msms_yield_to_critical_stages") {
+        return;
+    }
+    let n = (1 << 18) + 5;
+    let (bases, r) = resident_with_infinities(n);
+    let s = scalars(n, 29);
+    let proj: Vec<G1Projective> = bases.iter().map(|p| p.to_curve()).collect();
+    let want = G1Projective::multi_exp(&proj, &s);
+    let throughput = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
+    let express = DeviceScalars::upload(0, Urgency::Critical, &s).unwrap();
+    let timed = |d: &DeviceScalars| {
+        let t = Instant::now();
+        let sum = r.msm_with(0..n, d, n, 13).unwrap();
+        assert_eq!(sum, want);
+        t.elapsed()
+    };
+    timed(&throughput);
+    let alone = timed(&throughput);
+    let critical = Turn::begin(0, Urgency::Critical);
+    let took = timed(&express);
+    assert!(took < MAX_YIELD / 2, "an express MSM waited {took:?}");
+    let held = std::time::Duration::from_millis(300);
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| timed(&throughput));
+        std::thread::sleep(held);
+        drop(critical);
+        let took = waiter.join().unwrap();
+        assert!(took >= held * 4 / 5 && took < MAX_YIELD, "waited {took:?} for a stage of {held:?}");
+    });
+    let _flood = Turn::begin(0, Urgency::Critical);
+    let took = timed(&throughput);
+    assert!(took >= MAX_YIELD && took < 2 * MAX_YIELD + 4 * alone, "{took:?} under a stage that does not end");
+}
+
 /// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
 /// pieces of 2^p for each p of `CUZK_BENCH_PIECES`, default 26,25, sppark's with the whole's
 /// window) by sppark's msm_t and by cuzk's driver (`msm_with`) at each window of
@@ -862,8 +902,8 @@ fn trim_gives_the_pools_memory_back() {
 }
 
 /// How long a critical proof's first device steps (its 2^19 H NTTs, then a 2^19 G1 MSM, on the
-/// express lane; sppark's, or cuzk's driver with a window of `CUZK_BENCH_CRIT_WBITS` bits) take
-/// while two threads run one kind of throughput device work back to back:
+/// express lane; sppark's, or cuzk's driver with a window of `CUZK_BENCH_CRIT_WBITS` bits; in a
+/// critical [`Turn`]) take while two threads run one kind of throughput device work back to back:
 /// what in the throughput lane holds the express lane back. Per kind (all, or those numbered
 /// in `CUZK_BENCH_KINDS`, e.g. `1,3`): the critical steps' median and maximum over
 /// `CUZK_BENCH_SAMPLES` (default 12) samples, and the background's operations per second.
@@ -875,7 +915,7 @@ fn interference_timings() {
     if !have_gpu("interference_timings") {
         return;
     }
-    let samples: usize = std::env::var("CUZK_BENCH_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+    let samples: usize = std::env::var("CUZK_BENCH_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(12).max(1);
     let (big, lg) = (1usize << 25, 19u32);
     let t = Instant::now();
     let tile = many_g1(1 << 20);
@@ -954,6 +994,8 @@ fn interference_timings() {
                 let up = |v: &[Scalar]| padded(0, Urgency::Critical, v, lg).unwrap();
                 let abc = [up(&a), up(&b), up(&c)];
                 let m = DeviceScalars::upload(0, Urgency::Critical, &ms).unwrap();
+                // As a critical backend stage does: throughput MSMs on cuzk's driver give way.
+                let _turn = Turn::begin(0, Urgency::Critical);
                 let t = Instant::now();
                 drop(super::compute_h(0, abc, lg, z_inv_on_coset(lg)).unwrap());
                 ntt.push(t.elapsed().as_secs_f64());

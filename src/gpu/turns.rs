@@ -1,13 +1,16 @@
 //! Turns on a device. A critical backend stage (a WinningPoSt) holds a [`Turn`] for its whole
 //! length; a throughput stage on the same device waits at its next step boundary (H, each
 //! MSM) while one does, for at most [`MAX_YIELD`] per step, so the critical stage's kernels do
-//! not queue behind a long partition's and the partition still makes progress. A critical
+//! not queue behind a long partition's and the partition still makes progress. Inside a
+//! step, cuzk's MSM driver on the throughput lane waits the same way before each of its
+//! kernels ([`critical_running`]: `cuda/msm_wide.cuh`), so a critical stage shares its device
+//! with at most one short kernel of each partition. A critical
 //! request [`Ahead`] of its stage (making its witness, waiting for its worker) already makes
 //! throughput MSMs cut short pieces, so that the piece it finds running when it reaches its
 //! device is short too. Process-wide: the stages of every engine on a device share its turns.
 //! Pure Rust, in every build.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,12 +27,27 @@ pub enum Urgency {
 /// partition for good).
 pub const MAX_YIELD: Duration = Duration::from_secs(1);
 
-/// Critical stages running, per device id.
-static RUNNING: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Device ids with turns: CUDA device ids are below 64 (`cuda/lanes.cu`). A critical stage on
+/// a larger id makes nothing wait.
+const MAX_DEVICES: usize = 64;
+
+/// Critical stages running, per device id: read by throughput steps here and by cuzk's MSM
+/// driver in C++ ([`critical_running`]).
+static RUNNING: [AtomicU32; MAX_DEVICES] = [const { AtomicU32::new(0) }; MAX_DEVICES];
+/// Held to wait for [`ENDED`], and by a critical stage's end before it notifies.
+static WAITING: Mutex<()> = Mutex::new(());
 static ENDED: Condvar = Condvar::new();
 
-fn running() -> std::sync::MutexGuard<'static, Vec<usize>> {
-    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+fn count(device: usize) -> u32 {
+    RUNNING.get(device).map_or(0, |c| c.load(Ordering::SeqCst))
+}
+
+/// The count of critical stages running on `device`, for code that waits outside Rust (cuzk's
+/// MSM driver polls it before each kernel it launches on the throughput lane, for at most
+/// [`MAX_YIELD`]); `None` past [`MAX_DEVICES`]. A static: valid for the process.
+#[cfg(feature = "cuda")]
+pub(super) fn critical_running(device: usize) -> Option<&'static AtomicU32> {
+    RUNNING.get(device)
 }
 
 /// Critical requests on their way to a device, any device: made and not yet past their backend
@@ -65,11 +83,9 @@ impl Turn {
     /// Starts a stage on `device`.
     pub fn begin(device: usize, urgency: Urgency) -> Turn {
         if urgency == Urgency::Critical {
-            let mut r = running();
-            if r.len() <= device {
-                r.resize(device + 1, 0);
+            if let Some(c) = RUNNING.get(device) {
+                c.fetch_add(1, Ordering::SeqCst);
             }
-            r[device] += 1;
         }
         Turn { device, urgency }
     }
@@ -81,10 +97,10 @@ impl Turn {
             return;
         }
         let start = Instant::now();
-        let mut r = running();
-        while r.get(self.device).is_some_and(|&n| n > 0) {
+        let mut waiting = WAITING.lock().unwrap_or_else(|e| e.into_inner());
+        while count(self.device) > 0 {
             let Some(left) = MAX_YIELD.checked_sub(start.elapsed()) else { return };
-            r = ENDED.wait_timeout(r, left).unwrap_or_else(|e| e.into_inner()).0;
+            waiting = ENDED.wait_timeout(waiting, left).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -98,8 +114,13 @@ impl Turn {
 impl Drop for Turn {
     fn drop(&mut self) {
         if self.urgency == Urgency::Critical {
-            running()[self.device] -= 1;
-            ENDED.notify_all();
+            if let Some(c) = RUNNING.get(self.device) {
+                c.fetch_sub(1, Ordering::SeqCst);
+                // A step that saw the count above zero waits under the lock: taking it here
+                // means the step is either still to check or already waiting.
+                drop(WAITING.lock().unwrap_or_else(|e| e.into_inner()));
+                ENDED.notify_all();
+            }
         }
     }
 }
@@ -112,8 +133,8 @@ mod tests {
     /// device, and not for longer than `MAX_YIELD`.
     #[test]
     fn throughput_steps_wait_for_critical_stages_on_their_device() {
-        // Device ids no other test uses.
-        let (mine, other) = (901, 902);
+        // Device ids no other test uses (no machine here has 60 GPUs).
+        let (mine, other) = (60, 61);
         let critical = Turn::begin(mine, Urgency::Critical);
         let start = Instant::now();
         Turn::begin(other, Urgency::Throughput).step();
@@ -141,8 +162,8 @@ mod tests {
     /// zero is not asserted here.)
     #[test]
     fn pieces_are_short_while_a_critical_request_is_ahead() {
-        let throughput = Turn::begin(903, Urgency::Throughput);
-        let critical = Turn::begin(904, Urgency::Critical);
+        let throughput = Turn::begin(62, Urgency::Throughput);
+        let critical = Turn::begin(63, Urgency::Critical);
         let _ahead = Ahead::announce();
         assert!(throughput.short_pieces() && !critical.short_pieces());
     }
