@@ -160,12 +160,13 @@ static RustError bases_new(int device_id, const affine_t* points, size_t n,
 // bits) runs wide_msm on its lane with a |wbits|-bit window when |wbits| is
 // not 0. |wbits| is 0, or 10 to 26 (an argument error otherwise); every
 // other MSM ignores it. On the throughput lane wide_msm yields to the
-// critical stages |critical| counts (pace_t; null: to none).
+// critical stages |critical| counts (pace_t; null: to none), for at most
+// |max_yield_us| in all.
 template<class bucket_t, class point_t, class affine_t>
 static RustError msm(int device_id, point_t* out, const affine_t* points,
                      size_t n, size_t window_n, const scalar_t* host_scalars,
                      const scalars_t* dev_scalars, size_t dev_start, uint32_t wbits,
-                     const uint32_t* critical)
+                     const uint32_t* critical, uint64_t max_yield_us)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
     CUZK_TRY_ON(device_id, lane, {
@@ -193,7 +194,7 @@ static RustError msm(int device_id, point_t* out, const affine_t* points,
             }
             if (wbits != 0) {
                 wide_msm<bucket_t>(gpu, out, points, d_scalars, n, wbits,
-                                   lane == LANE_THROUGHPUT ? critical : nullptr);
+                                   lane == LANE_THROUGHPUT ? critical : nullptr, max_yield_us);
                 return RustError{cudaSuccess};
             }
         }
@@ -210,7 +211,7 @@ template<class bucket_t, class point_t, class affine_t>
 static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, size_t n,
                               size_t window_n, uint32_t wbits, const scalar_t* host_scalars,
                               const scalars_t* dev_scalars, size_t dev_start,
-                              const uint32_t* critical, point_t* out)
+                              const uint32_t* critical, uint64_t max_yield_us, point_t* out)
 {
     if (bases == nullptr)
         return RustError{-cudaErrorInvalidValue, "cuzk: null bases handle"};
@@ -219,7 +220,7 @@ static RustError msm_resident(const dev_vec_t<affine_t>* bases, size_t start, si
     if (window_n > bases->len)
         return RustError{-cudaErrorInvalidValue, "cuzk: MSM window for more points than the bases"};
     return msm<bucket_t>(bases->device_id, out, bases->d + start, n, window_n,
-                         host_scalars, dev_scalars, dev_start, wbits, critical);
+                         host_scalars, dev_scalars, dev_start, wbits, critical, max_yield_us);
 }
 
 // Bases in host memory: copied through the scalars' lane's pinned staging
@@ -230,7 +231,7 @@ template<class bucket_t, class point_t, class affine_t>
 static RustError msm_host(int device_id, const affine_t* points, size_t n, size_t window_n,
                           uint32_t wbits, const scalar_t* host_scalars,
                           const scalars_t* dev_scalars, size_t dev_start,
-                          const uint32_t* critical, point_t* out)
+                          const uint32_t* critical, uint64_t max_yield_us, point_t* out)
 {
     const int lane = dev_scalars != nullptr ? dev_scalars->lane : LANE_THROUGHPUT;
     std::unique_ptr<dev_vec_t<affine_t>> bases;
@@ -240,7 +241,7 @@ static RustError msm_host(int device_id, const affine_t* points, size_t n, size_
             return RustError{cudaSuccess};
         bases.reset(dev_vec_upload(gpu, lane, points, n, lifetime_t::proof));
         RustError err = msm<bucket_t>(device_id, out, bases->d, n, window_n, host_scalars,
-                                      dev_scalars, dev_start, wbits, critical);
+                                      dev_scalars, dev_start, wbits, critical, max_yield_us);
         if (err.code != cudaSuccess)
             return err;
     })
@@ -269,36 +270,39 @@ CUZK_FFI void cuzk_g2_bases_free(g2_bases_t* bases)
 // |host_scalars| in host memory, or |dev_scalars| from |dev_start| on, on
 // the bases' device (then host_scalars is ignored). |critical|: the count of
 // critical stages on the device that cuzk's driver yields to on the
-// throughput lane (gpu/turns.rs; read, never written; null for none).
+// throughput lane (gpu/turns.rs; read, never written; null for none), for
+// at most |max_yield_us| microseconds in all (the engine's SharingPolicy).
 CUZK_FFI RustError::by_value cuzk_g1_msm_resident(const g1_bases_t* bases, size_t start,
                                                   size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, const uint32_t* critical,
+                                                  uint64_t max_yield_us,
                                                   point_t* out)
-{   return msm_resident<bucket_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
+{   return msm_resident<bucket_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, max_yield_us, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_resident(const g2_bases_t* bases, size_t start,
                                                   size_t n, size_t window_n, uint32_t wbits,
                                                   const scalar_t* host_scalars,
                                                   const scalars_t* dev_scalars,
                                                   size_t dev_start, const uint32_t* critical,
+                                                  uint64_t max_yield_us,
                                                   point_fp2_t* out)
-{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
+{   return msm_resident<bucket_fp2_t>(bases, start, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, max_yield_us, out);   }
 
 // Points[0..n] in host memory, streamed for one MSM (msm_host): the fallback
-// when a query does not fit. The window, |wbits| and |critical| as
+// when a query does not fit. The window, |wbits|, |critical| and |max_yield_us| as
 // cuzk_g*_msm_resident's.
 CUZK_FFI RustError::by_value cuzk_g1_msm_host(int device_id, const affine_t* points, size_t n,
                                               size_t window_n, uint32_t wbits,
                                               const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
-                                              const uint32_t* critical, point_t* out)
-{   return msm_host<bucket_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
+                                              const uint32_t* critical, uint64_t max_yield_us, point_t* out)
+{   return msm_host<bucket_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, max_yield_us, out);   }
 
 CUZK_FFI RustError::by_value cuzk_g2_msm_host(int device_id, const affine_fp2_t* points, size_t n,
                                               size_t window_n, uint32_t wbits,
                                               const scalar_t* host_scalars,
                                               const scalars_t* dev_scalars, size_t dev_start,
-                                              const uint32_t* critical, point_fp2_t* out)
-{   return msm_host<bucket_fp2_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, out);   }
+                                              const uint32_t* critical, uint64_t max_yield_us, point_fp2_t* out)
+{   return msm_host<bucket_fp2_t>(device_id, points, n, window_n, wbits, host_scalars, dev_scalars, dev_start, critical, max_yield_us, out);   }

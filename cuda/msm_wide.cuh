@@ -185,25 +185,25 @@ void add_carries(bucket_h* buckets, const bucket_h* carries, vec2d_t<uint32_t> h
     out = acc;
 }
 
-// How long a throughput MSM gives way to critical stages in all:
-// gpu/turns.rs's MAX_YIELD, as long as a throughput step waits at most, so
-// that a flood of critical stages slows partitions but never stops them.
-constexpr std::chrono::milliseconds YIELD_MAX{1000};
-
 // A throughput lane's driver gives way to the critical stages on its device
 // (gpu/turns.rs counts them in *critical): before each of its launches it
 // waits for what it queued, so that at most one of its kernels is on the
 // device when a critical stage begins (the express lane's blocks are
 // dispatched first, but a kernel queued behind a long one takes the SMs
 // back between the critical stage's kernels), then, while a critical stage
-// runs, until YIELD_MAX is spent. The express lane's (critical == nullptr)
+// runs, until |max_yield| is spent: the engine's SharingPolicy::max_yield, as
+// long as a throughput step waits at most, so that a flood of critical stages
+// slows partitions but never stops them. The express lane's (critical == nullptr)
 // never waits.
 class pace_t {
     const stream_t& s;
     const uint32_t* critical;
-    std::chrono::steady_clock::duration left = YIELD_MAX;
+    std::chrono::steady_clock::duration left;
 public:
-    pace_t(const stream_t& s, const uint32_t* critical) : s(s), critical(critical) {}
+    pace_t(const stream_t& s, const uint32_t* critical, uint64_t max_yield_us)
+        : s(s), critical(critical),
+          left(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::microseconds(max_yield_us))) {}
     bool yields() const { return critical != nullptr; }
     void operator()()
     {
@@ -272,7 +272,7 @@ static point_t window_sum(const bucket_t* w2, const bucket_t* p2, const bucket_t
 template<class bucket_t, class point_t, class affine_t>
 static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
                      const scalar_t* scalars, size_t n, uint32_t wbits,
-                     const uint32_t* critical)
+                     const uint32_t* critical, uint64_t max_yield_us)
 {
     typedef typename bucket_t::mem_t bucket_h;
     typedef typename affine_t::mem_t affine_h;
@@ -281,7 +281,7 @@ static void wide_msm(const gpu_t& gpu, point_t* out, const affine_t* points,
 #endif
     const size_t deg = bucket_t::degree;
     const stream_t& s = gpu[0];
-    pace_t pace{s, critical};
+    pace_t pace{s, critical, max_yield_us};
     const uint32_t nbits = scalar_t::bit_length();
     const uint32_t nwins = (nbits - 1) / wbits + 1;
     const uint32_t top = nbits - wbits * (nwins - 1);

@@ -21,6 +21,7 @@ pub mod groth16;
 mod instances;
 #[allow(unsafe_code)] // glibc's malloc tuning and counters
 pub mod mem;
+pub mod params;
 pub mod pce;
 #[cfg(feature = "oracles")]
 pub mod reference;

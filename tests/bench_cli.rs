@@ -183,7 +183,7 @@ fn params_load_json() {
         }
         assert_eq!((v["identical"].as_bool(), v["checked"].as_bool()), (Some(true), Some(checked)), "{v}");
     }
-    let _ = std::fs::remove_file(cuzk::groth16::params_cache_path(&file));
+    let _ = std::fs::remove_file(cuzk::params::cache_path(&file));
     std::fs::remove_file(&file).unwrap();
 }
 

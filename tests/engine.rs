@@ -11,7 +11,8 @@ use cuzk::circuits::{Family, Statement, Synthetic};
 use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
 };
-use cuzk::groth16::{Backend, Srs};
+use cuzk::groth16::Backend;
+use cuzk::params::Srs;
 use cuzk::pce::extract;
 use cuzk::Error;
 use rand::SeedableRng;

@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use cuzk::groth16::{dummy_params, srs, LoadOptions, Srs};
 use cuzk::mem::{self, parse_status_field, Owner, Tracked};
+use cuzk::params::{dummy_params, srs, LoadOptions, Srs};
 use cuzk::pce::extract;
 
 /// RSS measurements must not overlap other allocating tests of this binary.
@@ -161,7 +161,7 @@ fn srs_is_loaded_once_and_accounted() {
     assert!(!srs::unload(&path));
     assert!(srs::unload_instance(&p3));
     assert!(!srs::unload_instance(&p3), "once");
-    cuzk::groth16::wait_for_params_cache();
+    cuzk::params::wait_for_cache_writes();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -8,8 +8,9 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use common::*;
 use cuzk::circuits::{Family, MimcChain, Sha256Chain, Synthetic};
-use cuzk::groth16::setup::setup;
-use cuzk::groth16::{self, dummy_params, Backend, Urgency};
+use cuzk::groth16::{self, Backend, Urgency};
+use cuzk::params::dummy_params;
+use cuzk::params::setup::setup;
 use cuzk::pce::{check_satisfied, evaluate, extract};
 use cuzk::witness::Witness;
 use cuzk::Error;
@@ -133,8 +134,17 @@ fn random_proofs_verify() {
         let w = Witness::generate(c.clone()).unwrap();
         let abc = evaluate(&pce, &w).unwrap();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let (proof, _) =
-            groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)).unwrap();
+        let (proof, _) = groth16::prove(
+            Backend::Cpu,
+            Urgency::Throughput,
+            &Default::default(),
+            &pce,
+            &w,
+            Some(abc),
+            &params,
+            (r, s),
+        )
+        .unwrap();
         let inputs = c.public_inputs();
         groth16::verify(&params.vk, &proof, &inputs).expect("valid proof verifies");
         let mut wrong = inputs.clone();
@@ -161,7 +171,7 @@ fn bad_inputs_are_errors() {
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &Default::default(), &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::ParamsMismatch(_))
     ));
     // An unsatisfied witness.
@@ -172,7 +182,7 @@ fn bad_inputs_are_errors() {
     let params = dummy_params(&pce, 1);
     // The CPU backend evaluating a, b, c itself checks them as well.
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &wb, None, &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &Default::default(), &pce, &wb, None, &params, (r, s)),
         Err(Error::Unsatisfied { .. })
     ));
     // A GPU evaluates them on its device: host a, b, c are refused.
@@ -180,6 +190,7 @@ fn bad_inputs_are_errors() {
         groth16::prove(
             Backend::Cuda(0),
             Urgency::Throughput,
+            &Default::default(),
             &pce,
             &w,
             Some(evaluate(&pce, &w).unwrap()),
@@ -195,7 +206,7 @@ fn bad_inputs_are_errors() {
     let mut abc = evaluate(&pce, &w).unwrap();
     abc.c.pop();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &Default::default(), &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::InvalidInput(_))
     ));
 }
@@ -210,7 +221,7 @@ fn identity_delta_is_refused() {
     let abc = evaluate(&pce, &w).unwrap();
     let (r, s) = fixed_rs();
     assert!(matches!(
-        groth16::prove(Backend::Cpu, Urgency::Throughput, &pce, &w, Some(abc), &params, (r, s)),
+        groth16::prove(Backend::Cpu, Urgency::Throughput, &Default::default(), &pce, &w, Some(abc), &params, (r, s)),
         Err(Error::IdentityDelta)
     ));
 }

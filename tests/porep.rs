@@ -22,7 +22,8 @@ use cuzk::circuits::porep::{self, PorepC1, PorepSize};
 use cuzk::circuits::WitnessSource;
 use cuzk::circuits::{Circuit, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
-use cuzk::groth16::{Backend, Srs};
+use cuzk::groth16::Backend;
+use cuzk::params::Srs;
 use cuzk::pce::{self, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Witness, WitnessBuffer};
@@ -197,7 +198,7 @@ fn pce_path_equals_reference_for_every_partition() {
 fn cpu_proof_is_byte_identical_to_bellperson() {
     let c1 = c1();
     let pce = pce_2k();
-    let params = cuzk::groth16::dummy_params(pce, 42);
+    let params = cuzk::params::dummy_params(pce, 42);
     let n = c1.num_partitions();
     let rs: Vec<(Scalar, Scalar)> =
         (0..n).map(|k| (Scalar::from(1000 + k as u64), Scalar::from(2000 + k as u64))).collect();
@@ -233,7 +234,7 @@ fn pce_of_another_circuit_is_refused() {
     // A PCE of some other circuit (a tiny synthetic one) must not be used for a 2 KiB C1.
     let other = cuzk::circuits::Synthetic::new(cuzk::circuits::Family::MimcChain, 64, 1);
     let pce = pce::extract(other.blank()).unwrap();
-    let params = cuzk::groth16::dummy_params(&pce, 1);
+    let params = cuzk::params::dummy_params(&pce, 1);
     match prove(&pce, &params, ProveOptions::default()) {
         Err(Error::InvalidInput(m)) => assert!(m.contains("another circuit"), "{m}"),
         other => panic!("expected a PCE mismatch error, got {other:?}"),
@@ -423,7 +424,7 @@ fn real_params_prove_and_verify() {
         eprintln!("note: {} is not named {want}", path.display());
     }
     let t = Instant::now();
-    let params = cuzk::groth16::read_params(&path, false).unwrap();
+    let params = cuzk::params::read_params(&path, false).unwrap();
     eprintln!("read parameters in {:.2?}", t.elapsed());
     let pce = pce_2k();
     let t = Instant::now();

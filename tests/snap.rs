@@ -18,8 +18,9 @@ use cuzk::circuits::porep::PorepSize;
 use cuzk::circuits::snap::{self, SnapInput};
 use cuzk::circuits::{Circuit, ProofClass};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
-use cuzk::groth16::params::generate_params;
-use cuzk::groth16::{dummy_params, Backend, Srs};
+use cuzk::groth16::Backend;
+use cuzk::params::generate_params;
+use cuzk::params::{dummy_params, Srs};
 
 fn scratch() -> &'static Path {
     common::filecoin_scratch("snap")

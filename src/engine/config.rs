@@ -1,5 +1,6 @@
 //! How an engine is made: its threads, devices, workers and memory budget.
 
+use crate::gpu::SharingPolicy;
 use crate::{Error, Result};
 
 /// The host memory the engine may use for in-flight proofs.
@@ -47,6 +48,13 @@ pub struct EngineConfig {
     /// of the budget; `Some(0)`: none). Enough for one critical proof's footprint means a
     /// critical request never waits for memory that throughput work holds.
     pub critical_reserve: Option<u64>,
+    /// How throughput work shares each GPU with critical work, and the MSMs' windows. Not in
+    /// the C header: the defaults are the measured best; benchmarks change them to experiment.
+    pub sharing: SharingPolicy,
+    /// Replay witnesses from the PCE's witness program where the circuit has one (default
+    /// true); false makes every witness by the circuit's gadgets (the benchmarks' comparison
+    /// point, and an operator's way back).
+    pub witness_program: bool,
 }
 
 /// The critical reserve an engine keeps by default: 1 GiB (a 32 GiB WinningPoSt's footprint is
@@ -78,6 +86,8 @@ impl Default for EngineConfig {
             budget: BudgetSpec::Available { margin: 4 << 30 },
             critical_reserve: None,
             tune_malloc: true,
+            sharing: SharingPolicy::default(),
+            witness_program: true,
         }
     }
 }

@@ -16,11 +16,13 @@ use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
 use super::lanes::{DeviceStats, Lanes};
 use super::{CancelToken, Timings};
 use crate::circuits::WitnessSource;
-use crate::groth16::{self, Backend, ProveTimings, Srs, Urgency};
+use crate::gpu::{self, SharingPolicy};
+use crate::groth16::{self, Backend, ProveTimings, Urgency};
 use crate::mem::{Owner, Tracked};
+use crate::params::Srs;
 use crate::pce::{check_satisfied, evaluate_into, Abc, AbcLease, Pce};
 use crate::witness::{Witness, WitnessBuffer};
-use crate::{gpu, Error, Result};
+use crate::{Error, Result};
 
 /// The backend stage (H and the MSMs; on a GPU a, b, c too) on one device: [`groth16::prove`].
 /// The engine's seam: tests put a double here to stand in for several GPUs, and to make one
@@ -28,6 +30,7 @@ use crate::{gpu, Error, Result};
 pub(crate) type BackendStage = dyn Fn(
         Backend,
         Urgency,
+        &SharingPolicy,
         &Pce,
         &Witness,
         Option<Abc>,
@@ -93,6 +96,11 @@ pub struct Engine {
     express: rayon::ThreadPool,
     pub(super) lanes: Lanes,
     stage: Box<BackendStage>,
+    /// How throughput stages share each GPU with critical ones (`EngineConfig::sharing`).
+    sharing: SharingPolicy,
+    /// Whether witnesses are replayed from the PCE's witness program where the circuit has one
+    /// (`EngineConfig::witness_program`), or always made by the circuit's gadgets.
+    witness_program: bool,
 }
 
 /// The budget's hold on one proof's a, b, c: their reservation, which keeps
@@ -129,6 +137,7 @@ impl Engine {
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
     pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<BackendStage>) -> Result<Engine> {
+        cfg.sharing.check()?;
         let most = max_threads();
         for (name, n) in [("synthesis_threads", cfg.synthesis_threads), ("workers_per_device", cfg.workers_per_device)]
         {
@@ -161,6 +170,8 @@ impl Engine {
             express,
             lanes: Lanes::new(backends, cfg.workers_per_device.max(1))?,
             stage,
+            sharing: cfg.sharing,
+            witness_program: cfg.witness_program,
         })
     }
 
@@ -207,7 +218,7 @@ impl Engine {
     /// Parameters still being decoded in the background are waited for.
     pub fn prepare(&self, pce: &Pce, params: &Srs) -> Result<()> {
         let params = params.queries()?;
-        self.lanes.backends.iter().try_for_each(|&b| groth16::prepare(b, pce, params))
+        self.lanes.backends.iter().try_for_each(|&b| groth16::prepare(b, pce, params, &self.sharing))
     }
 
     /// Predicted peak RSS for `j` proofs of `pce` in flight, over `static_bytes` resident once
@@ -253,7 +264,10 @@ impl Engine {
             self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let into = WitnessBuffer::reusing(pce.num_inputs, pce.num_aux, aux);
-        let w = witness_pool.install(|| circuit.witness(pce, into))?;
+        let w = witness_pool.install(|| match self.witness_program {
+            true => circuit.witness(pce, into),
+            false => circuit.gadget_witness(into),
+        })?;
         t.witness = seconds_since(start) - t.queued;
         notify(Stage::Witness);
         let _witness_bytes = Tracked::new(Owner::Witness, w.heap_bytes() as u64);
@@ -279,7 +293,7 @@ impl Engine {
             notify(Stage::Backend);
             let device = worker.backend();
             let urgency = if critical { Urgency::Critical } else { Urgency::Throughput };
-            let stage = || (self.stage)(device, urgency, pce, &w, abc, queries, (r, s));
+            let stage = || (self.stage)(device, urgency, &self.sharing, pce, &w, abc, queries, (r, s));
             // The CPU backend's MSMs and NTTs run on the pool they are called from: a critical
             // stage's on the express threads, a throughput one's at the synthesis threads' nice.
             let outcome = match (critical, device) {

@@ -14,7 +14,8 @@ use super::pipeline::{seconds_since, Partition, Stage};
 use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::circuits::WitnessSource;
 use crate::circuits::{Instance, ProofClass, Statement};
-use crate::groth16::{self, Srs, PROOF_BYTES};
+use crate::groth16::{self, PROOF_BYTES};
+use crate::params::Srs;
 use crate::pce::Pce;
 use crate::{Error, Result};
 

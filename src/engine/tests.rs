@@ -14,7 +14,8 @@ use super::pipeline::{BackendStage, Partition};
 use super::request::Partitions;
 use super::*;
 use crate::circuits::{Family, Synthetic};
-use crate::groth16::{Backend, Srs, Urgency};
+use crate::groth16::{Backend, Urgency};
+use crate::params::Srs;
 use crate::pce::{extract, Abc, Pce};
 use crate::witness::Witness;
 use crate::Error;
@@ -43,9 +44,9 @@ struct FakeGpus {
 /// The backend stage the engine gets: proves on the CPU under the device's name (a GPU's, or
 /// the CPU's own for the a/b/c tests: a CPU lane gets host a, b, c).
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
-    Box::new(move |backend, urgency, pce, w, abc, params, (r, s)| {
+    Box::new(move |backend, urgency, policy, pce, w, abc, params, (r, s)| {
         if urgency == Urgency::Critical {
-            let short = crate::gpu::Turn::begin(0, Urgency::Throughput).short_pieces();
+            let short = crate::gpu::Turn::begin(0, Urgency::Throughput, policy.max_yield).short_pieces();
             gpus.short_pieces_in_critical.lock().unwrap().push(short);
         }
         let call = {
@@ -80,7 +81,7 @@ fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
         });
         at.sort();
         gpus.buffers.lock().unwrap().push(at);
-        crate::groth16::prove(Backend::Cpu, Urgency::Throughput, pce, w, abc, params, (r, s))
+        crate::groth16::prove(Backend::Cpu, Urgency::Throughput, policy, pce, w, abc, params, (r, s))
     })
 }
 
@@ -627,6 +628,7 @@ fn partitions_are_proven_at_once_in_order() {
         let (alone, _) = crate::groth16::prove(
             Backend::Cpu,
             Urgency::Throughput,
+            &crate::gpu::SharingPolicy::default(),
             &pce,
             &w,
             None,

@@ -210,6 +210,7 @@ impl cuzk_engine_config {
             budget,
             critical_reserve,
             tune_malloc: self.flags & CUZK_ENGINE_KEEP_MALLOC == 0,
+            ..EngineConfig::default()
         })
     }
 }

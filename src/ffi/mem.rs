@@ -91,7 +91,7 @@ pub unsafe extern "C" fn cuzk_mem_reset_peak(err: *mut cuzk_error) -> cuzk_statu
 pub unsafe extern "C" fn cuzk_mem_trim(err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         crate::engine::drop_idle_buffers();
-        crate::groth16::srs::release_unused_device_copies();
+        crate::params::srs::release_unused_device_copies();
         crate::pce::registry::drop_unused_device_copies();
         crate::gpu::trim_pools();
         mem::trim();

@@ -9,7 +9,8 @@ use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::Circuit;
-use crate::groth16::{params::generate_params, srs, LoadOptions, Srs};
+use crate::params::generate_params;
+use crate::params::{srs, LoadOptions, Srs};
 
 /// Check that every point is in its subgroup while reading (on every core; a
 /// cache written without this check is not used). Parameters already loaded

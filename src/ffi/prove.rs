@@ -9,7 +9,8 @@ use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult}
 use crate::circuits::{Circuit, Statement};
 use crate::engine::{self, CancelToken, Engine, Priority, ProveOptions, Timings};
 use crate::gpu;
-use crate::groth16::{Backend, Srs};
+use crate::groth16::Backend;
+use crate::params::Srs;
 
 /// Bytes of one Groth16 proof (bellperson's encoding: A, B, C compressed).
 pub const CUZK_PROOF_BYTES: usize = 192;

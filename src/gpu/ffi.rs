@@ -67,6 +67,7 @@ extern "C" {
         dev_scalars: *const c_void,
         dev_start: usize,
         critical: *const u32,
+        max_yield_us: u64,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_resident(
@@ -79,6 +80,7 @@ extern "C" {
         dev_scalars: *const c_void,
         dev_start: usize,
         critical: *const u32,
+        max_yield_us: u64,
         out: *mut G2Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g1_msm_host(
@@ -91,6 +93,7 @@ extern "C" {
         dev_scalars: *const c_void,
         dev_start: usize,
         critical: *const u32,
+        max_yield_us: u64,
         out: *mut G1Projective,
     ) -> sppark::Error;
     pub(crate) fn cuzk_g2_msm_host(
@@ -103,6 +106,7 @@ extern "C" {
         dev_scalars: *const c_void,
         dev_start: usize,
         critical: *const u32,
+        max_yield_us: u64,
         out: *mut G2Projective,
     ) -> sppark::Error;
 

@@ -30,6 +30,7 @@ mod msm;
 mod ntt;
 #[cfg(feature = "cuda")]
 mod scalars;
+mod sharing;
 #[cfg(feature = "cuda")]
 mod spmv;
 #[cfg(not(feature = "cuda"))]
@@ -50,11 +51,12 @@ pub use msm::{msm_g1_host, msm_g2_host, ResidentG1, ResidentG2};
 pub use ntt::{compute_h, ntt_constants, MAX_LG_DOMAIN};
 #[cfg(feature = "cuda")]
 pub use scalars::{DeviceScalars, Scalars};
+pub use sharing::SharingPolicy;
 #[cfg(feature = "cuda")]
 pub use spmv::{Csr, DeviceMatrices};
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, device_memory, no_device, pool_peak, trim_pools};
-pub use turns::{Ahead, Turn, Urgency, MAX_YIELD};
+pub use turns::{Ahead, Turn, Urgency};
 
 use crate::Error;
 

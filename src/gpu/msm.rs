@@ -3,6 +3,7 @@
 use std::ffi::c_void;
 use std::ops::Range;
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -16,6 +17,11 @@ use super::turns::{self, Urgency};
 /// lane ([`turns::critical_running`]); null, yielding to none, past its devices.
 fn critical_running(device_id: usize) -> *const u32 {
     turns::critical_running(device_id).map_or(std::ptr::null(), |c| c.as_ptr().cast_const())
+}
+
+/// `d` in whole microseconds, for the C side (saturating).
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 macro_rules! resident {
@@ -96,7 +102,7 @@ macro_rules! resident {
                 scalars: impl Into<Scalars<'a>>,
                 whole: usize,
             ) -> Result<$proj> {
-                self.msm_with(range, scalars, whole, 0)
+                self.msm_with(range, scalars, whole, 0, Duration::ZERO)
             }
 
             /// [`Self::msm_piece`] with a Pippenger window of `wbits` bits (10 to 26) by
@@ -104,13 +110,14 @@ macro_rules! resident {
             /// not 0 and the scalars are on the device (in G1 on the throughput lane: not
             /// mostly bits). Any other `wbits` is an argument error. On the throughput lane
             /// the driver gives way before each of its kernels while a critical stage runs on
-            /// the device ([`super::Turn`]), for at most [`super::MAX_YIELD`] in all.
+            /// the device ([`super::Turn`]), for at most `max_yield` in all.
             pub fn msm_with<'a>(
                 &self,
                 range: Range<usize>,
                 scalars: impl Into<Scalars<'a>>,
                 whole: usize,
                 wbits: u32,
+                max_yield: Duration,
             ) -> Result<$proj> {
                 let scalars = scalars.into();
                 if range.start > range.end || range.end > self.len {
@@ -146,6 +153,7 @@ macro_rules! resident {
                         dev_scalars,
                         dev_start,
                         critical_running(self.device_id),
+                        micros(max_yield),
                         &mut out,
                     )
                 })?;
@@ -165,7 +173,8 @@ macro_rules! resident {
         /// Σ scalars[i] · bases[i] with the bases in host memory (the fallback when
         /// they do not fit on the device): copied to device memory of the scalars'
         /// lane for this call (as many bytes as `bases`: the caller bounds them), then
-        /// summed as resident bases' `msm_with`: a piece of an MSM of `whole` points, `wbits`.
+        /// summed as resident bases' `msm_with`: a piece of an MSM of `whole` points, `wbits`,
+        /// yielding to critical stages for at most `max_yield`.
         /// The scalars on the host or on `device_id`.
         pub fn $host_fn<'a>(
             device_id: usize,
@@ -173,6 +182,7 @@ macro_rules! resident {
             scalars: impl Into<Scalars<'a>>,
             whole: usize,
             wbits: u32,
+            max_yield: Duration,
         ) -> Result<$proj> {
             let scalars = scalars.into();
             // The copy goes through the staging of the scalars' lane; device scalars' upload
@@ -205,6 +215,7 @@ macro_rules! resident {
                     dev_scalars,
                     dev_start,
                     critical_running(device_id),
+                    micros(max_yield),
                     &mut out,
                 )
             })?;

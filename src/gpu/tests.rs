@@ -11,7 +11,10 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use rayon::prelude::*;
 use std::ops::Range;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a throughput MSM gives way to critical stages here: the default policy's.
+const MAX_YIELD: Duration = Duration::from_secs(1);
 
 fn have_gpu(test: &str) -> bool {
     let n = device_count();
@@ -132,7 +135,7 @@ fn errors_without_device() {
     let s = scalars(4, 2);
     // An id past the last device is an error, never an abort.
     assert!(ResidentG1::new(n, &bases).is_err());
-    assert!(msm_g1_host(n, &bases, &s, 4, 0).is_err());
+    assert!(msm_g1_host(n, &bases, &s, 4, 0, MAX_YIELD).is_err());
     assert!(compute_h(n, &s, &s, &s, 2).is_err());
     assert!(device_info(n).is_err());
     assert_eq!(devices().len(), n);
@@ -166,7 +169,7 @@ fn msm_g1_matches_cpu() {
         let want = naive_g1(&bases, &s);
         let r = ResidentG1::new(0, &bases).unwrap();
         assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G1 n={n}");
-        assert_eq!(msm_g1_host(0, &bases, &s, n, 0).unwrap(), want, "streamed G1 n={n}");
+        assert_eq!(msm_g1_host(0, &bases, &s, n, 0, MAX_YIELD).unwrap(), want, "streamed G1 n={n}");
         // A sub-range of the resident bases.
         let (lo, hi) = (n / 3, n - n / 5);
         assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g1(&bases[lo..hi], &s[lo..hi]), "sub-range G1 n={n}");
@@ -190,7 +193,7 @@ fn msm_g2_matches_cpu() {
         let want = naive_g2(&bases, &s);
         let r = ResidentG2::new(0, &bases).unwrap();
         assert_eq!(r.msm(0..n, &s).unwrap(), want, "resident G2 n={n}");
-        assert_eq!(msm_g2_host(0, &bases, &s, n, 0).unwrap(), want, "streamed G2 n={n}");
+        assert_eq!(msm_g2_host(0, &bases, &s, n, 0, MAX_YIELD).unwrap(), want, "streamed G2 n={n}");
         let (lo, hi) = (n / 4, n);
         assert_eq!(r.msm(lo..hi, &s[lo..hi]).unwrap(), naive_g2(&bases[lo..hi], &s[lo..hi]), "sub-range G2 n={n}");
     }
@@ -436,7 +439,11 @@ fn device_scalars_upload_select_msm() {
                 let host = r.msm(0..want.len(), &want).unwrap();
                 assert_eq!(r.msm(0..want.len(), &sel).unwrap(), host, "device scalars n={n}");
                 let k = want.len();
-                assert_eq!(msm_g1_host(0, &bases, &sel, k, 0).unwrap(), host, "streamed, device scalars n={n}");
+                assert_eq!(
+                    msm_g1_host(0, &bases, &sel, k, 0, MAX_YIELD).unwrap(),
+                    host,
+                    "streamed, device scalars n={n}"
+                );
             }
         }
         if n > 0 {
@@ -449,7 +456,7 @@ fn device_scalars_upload_select_msm() {
     let r = ResidentG2::new(0, &bases).unwrap();
     let want = naive_g2(&bases, &s);
     assert_eq!(r.msm(0..2053, &d).unwrap(), want, "G2 device scalars");
-    assert_eq!(msm_g2_host(0, &bases, &d, 2053, 0).unwrap(), want, "G2 streamed, device scalars");
+    assert_eq!(msm_g2_host(0, &bases, &d, 2053, 0, MAX_YIELD).unwrap(), want, "G2 streamed, device scalars");
     // Device scalars must match the range exactly.
     assert!(r.msm(0..2052, &d).is_err());
 }
@@ -585,7 +592,7 @@ fn bit_scalars_split_equals_the_plain_msm() {
         let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
         let want = r.msm(0..n, &s[..]).unwrap();
         assert_eq!(r.msm(0..n, &d).unwrap(), want, "{what}");
-        assert_eq!(msm_g1_host(0, &bases, &d, n, 0).unwrap(), want, "{what}, streamed");
+        assert_eq!(msm_g1_host(0, &bases, &d, n, 0, MAX_YIELD).unwrap(), want, "{what}, streamed");
     }
     let proj: Vec<G1Projective> = bases.iter().map(|p| p.to_curve()).collect();
     let d = DeviceScalars::upload(0, Urgency::Throughput, &bits).unwrap();
@@ -626,7 +633,7 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
         assert_eq!(r.msm_piece(off..off + len, &s[..], n).unwrap(), want, "{what}, host scalars");
         let d = DeviceScalars::upload(0, Urgency::Throughput, s).unwrap();
         assert_eq!(r.msm_piece(off..off + len, &d, n).unwrap(), want, "{what}, device scalars");
-        let streamed = msm_g1_host(0, &bases[off..off + len], &d, n, 0).unwrap();
+        let streamed = msm_g1_host(0, &bases[off..off + len], &d, n, 0, MAX_YIELD).unwrap();
         assert_eq!(streamed, want, "{what}, device scalars, streamed");
     }
     assert!(r.msm_piece(off..off + len, &random[..], n + 1).is_err(), "a window past the bases");
@@ -636,7 +643,7 @@ fn a_piece_with_the_whole_window_equals_blstrs() {
     let proj2: Vec<G2Projective> = g2[..len / 4].iter().map(|p| p.to_curve()).collect();
     let want = G2Projective::multi_exp(&proj2, &random[..len / 4]);
     assert_eq!(r2.msm_piece(0..len / 4, &random[..len / 4], len).unwrap(), want, "G2");
-    assert_eq!(msm_g2_host(0, &g2[..len / 4], &random[..len / 4], len, 0).unwrap(), want, "G2, streamed");
+    assert_eq!(msm_g2_host(0, &g2[..len / 4], &random[..len / 4], len, 0, MAX_YIELD).unwrap(), want, "G2, streamed");
 }
 
 /// cuzk's own Pippenger driver (`msm_with` a window) equals blstrs at every kind of window:
@@ -659,17 +666,21 @@ fn wide_windows_equal_blstrs() {
     let (len, off) = (1 << 19, 333);
     let want_piece = G1Projective::multi_exp(&proj[..len], &s[off..off + len]);
     for wbits in [10, 17, 19, 20, 21, 22, 23] {
-        assert_eq!(r.msm_with(0..n, &d, n, wbits).unwrap(), want, "{wbits}-bit window");
+        assert_eq!(r.msm_with(0..n, &d, n, wbits, MAX_YIELD).unwrap(), want, "{wbits}-bit window");
         let piece = Scalars::Device(&d, off..off + len);
-        assert_eq!(r.msm_with(0..len, piece.clone(), n, wbits).unwrap(), want_piece, "{wbits}-bit window, a piece");
-        let streamed = msm_g1_host(0, &bases[..len], piece, n, wbits).unwrap();
+        assert_eq!(
+            r.msm_with(0..len, piece.clone(), n, wbits, MAX_YIELD).unwrap(),
+            want_piece,
+            "{wbits}-bit window, a piece"
+        );
+        let streamed = msm_g1_host(0, &bases[..len], piece, n, wbits, MAX_YIELD).unwrap();
         assert_eq!(streamed, want_piece, "{wbits}-bit window, a streamed piece");
     }
     for wbits in [9, 27] {
-        assert!(r.msm_with(0..n, &d, n, wbits).is_err(), "a {wbits}-bit window");
+        assert!(r.msm_with(0..n, &d, n, wbits, MAX_YIELD).is_err(), "a {wbits}-bit window");
     }
     let express = DeviceScalars::upload(0, Urgency::Critical, &s).unwrap();
-    assert_eq!(r.msm_with(0..n, &express, n, 16).unwrap(), want, "on the express lane");
+    assert_eq!(r.msm_with(0..n, &express, n, 16, MAX_YIELD).unwrap(), want, "on the express lane");
     let n2 = (1 << 17) + 77;
     let mut g2 = many_g2(n2);
     for i in [0, 5, n2 - 1] {
@@ -681,18 +692,18 @@ fn wide_windows_equal_blstrs() {
     let want2 = G2Projective::multi_exp(&proj2, &s[..n2]);
     let want2_piece = G2Projective::multi_exp(&proj2[..len / 8], &s[off..off + len / 8]);
     for wbits in [10, 17, 20, 23] {
-        assert_eq!(r2.msm_with(0..n2, &d2, n2, wbits).unwrap(), want2, "G2, {wbits}-bit window");
+        assert_eq!(r2.msm_with(0..n2, &d2, n2, wbits, MAX_YIELD).unwrap(), want2, "G2, {wbits}-bit window");
         let piece = Scalars::Device(&d, off..off + len / 8);
         assert_eq!(
-            r2.msm_with(0..len / 8, piece.clone(), n2, wbits).unwrap(),
+            r2.msm_with(0..len / 8, piece.clone(), n2, wbits, MAX_YIELD).unwrap(),
             want2_piece,
             "G2, {wbits}-bit window, a piece"
         );
-        let streamed = msm_g2_host(0, &g2[..len / 8], piece, n2, wbits).unwrap();
+        let streamed = msm_g2_host(0, &g2[..len / 8], piece, n2, wbits, MAX_YIELD).unwrap();
         assert_eq!(streamed, want2_piece, "G2, {wbits}-bit window, a streamed piece");
     }
     for wbits in [9, 27] {
-        assert!(r2.msm_with(0..n2, &d2, n2, wbits).is_err(), "G2, a {wbits}-bit window");
+        assert!(r2.msm_with(0..n2, &d2, n2, wbits, MAX_YIELD).is_err(), "G2, a {wbits}-bit window");
     }
 }
 
@@ -713,13 +724,13 @@ fn throughput_wide_msms_yield_to_critical_stages() {
     let express = DeviceScalars::upload(0, Urgency::Critical, &s).unwrap();
     let timed = |d: &DeviceScalars| {
         let t = Instant::now();
-        let sum = r.msm_with(0..n, d, n, 13).unwrap();
+        let sum = r.msm_with(0..n, d, n, 13, MAX_YIELD).unwrap();
         assert_eq!(sum, want);
         t.elapsed()
     };
     timed(&throughput);
     let alone = timed(&throughput);
-    let critical = Turn::begin(0, Urgency::Critical);
+    let critical = Turn::begin(0, Urgency::Critical, MAX_YIELD);
     let took = timed(&express);
     assert!(took < MAX_YIELD / 2, "an express MSM waited {took:?}");
     let held = std::time::Duration::from_millis(300);
@@ -730,158 +741,9 @@ fn throughput_wide_msms_yield_to_critical_stages() {
         let took = waiter.join().unwrap();
         assert!(took >= held * 4 / 5 && took < MAX_YIELD, "waited {took:?} for a stage of {held:?}");
     });
-    let _flood = Turn::begin(0, Urgency::Critical);
+    let _flood = Turn::begin(0, Urgency::Critical, MAX_YIELD);
     let took = timed(&throughput);
     assert!(took >= MAX_YIELD && took < 2 * MAX_YIELD + 4 * alone, "{took:?} under a stage that does not end");
-}
-
-/// The H MSM of a 2^`CUZK_BENCH_LG` partition (default 27; random scalars, resident bases, in
-/// pieces of 2^p for each p of `CUZK_BENCH_PIECES`, default 26,25, sppark's with the whole's
-/// window) by sppark's msm_t and by cuzk's driver (`msm_with`) at each window of
-/// `CUZK_BENCH_WBITS` (default 18,20,21,22), then the whole at once (batches of 2^26): seconds
-/// per MSM, the first call and the best of two more, every result compared with sppark's.
-/// `CUZK_BENCH_GROUP=g2` times B's G2 MSM instead; `CUZK_BENCH_SCALARS=bits` takes a
-/// witness-like mix (bits, one in 64 a random value) for random scalars.
-/// `CUZK_BENCH_LG=27 cuzk-lib-tests --ignored --nocapture wide_window_timings`
-#[test]
-#[ignore]
-fn wide_window_timings() {
-    if !have_gpu("wide_window_timings") {
-        return;
-    }
-    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
-    let lg: u32 = env("CUZK_BENCH_LG", "27").parse().unwrap();
-    let n = 1usize << lg;
-    let t = Instant::now();
-    let mut s = random_scalars(n, 5);
-    let kind = env("CUZK_BENCH_SCALARS", "random");
-    if kind == "bits" {
-        s.iter_mut()
-            .enumerate()
-            .filter(|(i, _)| i % 64 != 0)
-            .for_each(|(i, x)| *x = Scalar::from((i * 7 / 5 % 2) as u64));
-    }
-    let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
-    drop(s);
-    let group = env("CUZK_BENCH_GROUP", "g1");
-    let name = format!("2^{lg} {kind} scalars, {group}");
-    macro_rules! bases_of {
-        ($resident:ident, $many:ident, $tile:expr) => {{
-            let tile = $many($tile);
-            let r = $resident::new(0, &(0..n).map(|i| tile[i % tile.len()]).collect::<Vec<_>>()).unwrap();
-            eprintln!("bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
-            window_table(
-                &name,
-                n,
-                |p| r.msm_piece(p.clone(), Scalars::Device(&d, p), n).unwrap(),
-                |p, w| r.msm_with(p.clone(), Scalars::Device(&d, p), n, w).unwrap(),
-            )
-        }};
-    }
-    if group == "g2" {
-        bases_of!(ResidentG2, many_g2, 1 << 17);
-    } else {
-        bases_of!(ResidentG1, many_g1, 1 << 20);
-    }
-}
-
-/// [`wide_window_timings`]' table for one group: `sppark(range)` and `wide(range, bits)` are
-/// MSMs over a piece of the `n` points.
-fn window_table<P: PartialEq + std::iter::Sum + Copy>(
-    name: &str,
-    n: usize,
-    sppark: impl Fn(Range<usize>) -> P,
-    wide: impl Fn(Range<usize>, u32) -> P,
-) {
-    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
-    let windows: Vec<u32> = env("CUZK_BENCH_WBITS", "18,20,21,22").split(',').map(|w| w.parse().unwrap()).collect();
-    let pieces: Vec<u32> = env("CUZK_BENCH_PIECES", "26,25").split(',').map(|p| p.parse().unwrap()).collect();
-    let in_pieces = |piece: usize, f: &dyn Fn(Range<usize>) -> P| {
-        (0..n).step_by(piece).map(|at| f(at..at + piece.min(n - at))).sum::<P>()
-    };
-    println!("| {name} | first s | best of 2 s | equal |");
-    println!("|---|---|---|---|");
-    let mut want = None;
-    for piece_lg in pieces.into_iter().filter(|&p| 1 << p <= n) {
-        let piece = 1usize << piece_lg;
-        let (first, best, got) = time(2, || in_pieces(piece, &sppark));
-        println!("| sppark msm_t, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | - |");
-        let want = *want.get_or_insert(got);
-        for &w in &windows {
-            let (first, best, got) = time(2, || in_pieces(piece, &|p| wide(p, w)));
-            println!("| msm_wide {w} bits, pieces of 2^{piece_lg} | {first:.3} | {best:.3} | {} |", got == want);
-        }
-    }
-    for &w in &windows {
-        let (first, best, got) = time(2, || wide(0..n, w));
-        println!("| msm_wide {w} bits, whole | {first:.3} | {best:.3} | {} |", Some(got) == want);
-    }
-}
-
-#[test]
-#[ignore]
-fn gpu_primitive_timings() {
-    if !have_gpu("gpu_primitive_timings") {
-        return;
-    }
-    for d in devices() {
-        eprintln!("device {d:?}");
-    }
-    let lg_max_g1: u32 = std::env::var("CUZK_BENCH_LG_G1").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
-    let lg_max_g2: u32 = std::env::var("CUZK_BENCH_LG_G2").ok().and_then(|s| s.parse().ok()).unwrap_or(22);
-    let reps = 3;
-    println!("| primitive | size | upload s | first call s | best of {reps} s |");
-    println!("|---|---|---|---|---|");
-
-    let t = Instant::now();
-    let g1 = many_g1(1 << lg_max_g1);
-    let s = random_scalars(1 << lg_max_g1, 1);
-    eprintln!("generated 2^{lg_max_g1} G1 bases + scalars in {:.1}s", t.elapsed().as_secs_f64());
-    for lg in [20u32, 22, 24].into_iter().filter(|&l| l <= lg_max_g1) {
-        let n = 1usize << lg;
-        let t = Instant::now();
-        let r = ResidentG1::new(0, &g1[..n]).unwrap();
-        let up = t.elapsed().as_secs_f64();
-        let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
-        println!("| G1 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
-        if lg == 20 {
-            let want = G1Projective::multi_exp(&g1[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(), &s[..n]);
-            assert_eq!(got, want, "G1 MSM 2^20 vs blstrs multi_exp");
-            let (first, best, _) = time(1, || msm_g1_host(0, &g1[..n], &s[..n], n, 0).unwrap());
-            println!("| G1 MSM streamed | 2^{lg} | - | {first:.3} | {best:.3} |");
-        }
-    }
-    drop(g1);
-
-    let g2 = many_g2(1 << lg_max_g2);
-    for lg in [20u32, 22].into_iter().filter(|&l| l <= lg_max_g2) {
-        let n = 1usize << lg;
-        let t = Instant::now();
-        let r = ResidentG2::new(0, &g2[..n]).unwrap();
-        let up = t.elapsed().as_secs_f64();
-        let (first, best, got) = time(reps, || r.msm(0..n, &s[..n]).unwrap());
-        println!("| G2 MSM resident | 2^{lg} | {up:.3} | {first:.3} | {best:.3} |");
-        if lg == 20 {
-            let want = G2Projective::multi_exp(&g2[..n].iter().map(|p| p.to_curve()).collect::<Vec<_>>(), &s[..n]);
-            assert_eq!(got, want, "G2 MSM 2^20 vs blstrs multi_exp");
-        }
-    }
-    drop(g2);
-
-    for lg in [22u32, 24].into_iter().filter(|&l| l <= lg_max_g1) {
-        let n = 1usize << lg;
-        let (a, b, c) = (&s[..n], &random_scalars(n, 2), &random_scalars(n, 3));
-        let (first, best, _) = time(reps, || device_h(0, Urgency::Throughput, a, b, c, lg).unwrap());
-        println!("| compute_h (a, b, c uploaded, then 3 iNTT + 2 coset NTT + coset iNTT) | 2^{lg} | - | {first:.3} | {best:.3} |");
-        let (first, best, d) = time(reps, || DeviceScalars::upload(0, Urgency::Throughput, a).unwrap());
-        println!(
-            "| DeviceScalars::upload ({:.1} GB/s best) | 2^{lg} | - | {first:.3} | {best:.3} |",
-            (32 * n) as f64 / best / 1e9
-        );
-        let words: Vec<u64> = (0..n / 64).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
-        let (first, best, _) = time(reps, || d.select(&words).unwrap());
-        println!("| DeviceScalars::select (half the bits) | 2^{lg} | - | {first:.3} | {best:.3} |");
-    }
 }
 
 /// A proof's freed device buffers stay in the device's pool (it keeps them for the next
@@ -898,120 +760,4 @@ fn trim_gives_the_pools_memory_back() {
     trim_pools();
     let after = device_info(0).unwrap().free_bytes;
     assert!(after >= kept + (n as u64 * 32) / 2, "free {kept} before the trim, {after} after");
-}
-
-/// How long a critical proof's first device steps (its 2^19 H NTTs, then a 2^19 G1 MSM, on the
-/// express lane; sppark's, or cuzk's driver with a window of `CUZK_BENCH_CRIT_WBITS` bits; in a
-/// critical [`Turn`]) take while two threads run one kind of throughput device work back to back:
-/// what in the throughput lane holds the express lane back. Per kind (all, or those numbered
-/// in `CUZK_BENCH_KINDS`, e.g. `1,3`): the critical steps' median and maximum over
-/// `CUZK_BENCH_SAMPLES` (default 12) samples, and the background's operations per second.
-/// `cuzk-lib-tests --ignored --nocapture interference_timings`
-#[test]
-#[ignore]
-fn interference_timings() {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    if !have_gpu("interference_timings") {
-        return;
-    }
-    let samples: usize = std::env::var("CUZK_BENCH_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(12).max(1);
-    let (big, lg) = (1usize << 25, 19u32);
-    let t = Instant::now();
-    let tile = many_g1(1 << 20);
-    let r1 = ResidentG1::new(0, &(0..big).map(|i| tile[i % tile.len()]).collect::<Vec<_>>()).unwrap();
-    let tile2 = many_g2(1 << 17);
-    let r2 = ResidentG2::new(0, &(0..big / 2).map(|i| tile2[i % tile2.len()]).collect::<Vec<_>>()).unwrap();
-    let s = random_scalars(big, 9);
-    let d = DeviceScalars::upload(0, Urgency::Throughput, &s).unwrap();
-    let small = 1usize << lg;
-    let crit_bases = ResidentG1::new(0, &tile[..small]).unwrap();
-    eprintln!("bases and scalars on the device in {:.1}s", t.elapsed().as_secs_f64());
-    type Work<'a> = Box<dyn Fn() + Sync + 'a>;
-    let kinds: Vec<(&str, Work)> = vec![
-        ("idle", Box::new(|| std::thread::sleep(std::time::Duration::from_millis(5)))),
-        (
-            "G1 2^25, cuzk driver (20 bits)",
-            Box::new(|| {
-                r1.msm_with(0..big, &d, big, 20).unwrap();
-            }),
-        ),
-        (
-            "G1 2^23, sppark msm_t",
-            Box::new(|| {
-                r1.msm_piece(0..big / 4, Scalars::Device(&d, 0..big / 4), big / 4).unwrap();
-            }),
-        ),
-        (
-            "G2 2^24, sppark msm_t",
-            Box::new(|| {
-                r2.msm_piece(0..big / 2, Scalars::Device(&d, 0..big / 2), big / 2).unwrap();
-            }),
-        ),
-        (
-            "G2 2^24, cuzk driver (20 bits)",
-            Box::new(|| {
-                r2.msm_with(0..big / 2, Scalars::Device(&d, 0..big / 2), big / 2, 20).unwrap();
-            }),
-        ),
-        (
-            "H NTTs 2^24 (uploads included)",
-            Box::new(|| {
-                drop(device_h(0, Urgency::Throughput, &s[..big / 2], &s[..big / 2], &s[..big / 2], 24).unwrap())
-            }),
-        ),
-    ];
-    println!("| background (2 threads) | critical NTTs p50 / max s | critical G1 MSM 2^{lg} p50 / max s | background ops/s |");
-    println!("|---|---|---|---|");
-    let (a, b, c) = (random_scalars(small, 1), random_scalars(small, 2), random_scalars(small, 3));
-    let ms = random_scalars(small, 4);
-    let crit_wbits: u32 = std::env::var("CUZK_BENCH_CRIT_WBITS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let only: Option<Vec<usize>> =
-        std::env::var("CUZK_BENCH_KINDS").ok().map(|k| k.split(',').map(|x| x.parse().unwrap()).collect());
-    for (k, (name, work)) in kinds.iter().enumerate() {
-        if only.as_ref().is_some_and(|o| !o.contains(&k)) {
-            continue;
-        }
-        let stop = AtomicBool::new(false);
-        let ops = AtomicUsize::new(0);
-        let (mut ntt, mut msm) = (Vec::new(), Vec::new());
-        let elapsed = std::thread::scope(|sc| {
-            for _ in 0..2 {
-                sc.spawn(|| {
-                    while !stop.load(Ordering::SeqCst) {
-                        work();
-                        ops.fetch_add(1, Ordering::SeqCst);
-                    }
-                });
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1500));
-            let start = Instant::now();
-            let mut rng = ChaCha8Rng::seed_from_u64(7);
-            for _ in 0..samples {
-                std::thread::sleep(std::time::Duration::from_millis(
-                    20 + rand_core::RngCore::next_u32(&mut rng) as u64 % 200,
-                ));
-                let up = |v: &[Scalar]| padded(0, Urgency::Critical, v, lg).unwrap();
-                let abc = [up(&a), up(&b), up(&c)];
-                let m = DeviceScalars::upload(0, Urgency::Critical, &ms).unwrap();
-                // As a critical backend stage does: throughput MSMs on cuzk's driver give way.
-                let _turn = Turn::begin(0, Urgency::Critical);
-                let t = Instant::now();
-                drop(super::compute_h(0, abc, lg, z_inv_on_coset(lg)).unwrap());
-                ntt.push(t.elapsed().as_secs_f64());
-                let t = Instant::now();
-                crit_bases.msm_with(0..small, &m, small, crit_wbits).unwrap();
-                msm.push(t.elapsed().as_secs_f64());
-            }
-            let e = start.elapsed().as_secs_f64();
-            stop.store(true, Ordering::SeqCst);
-            e
-        });
-        let stat = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            (v[v.len() / 2], v[v.len() - 1])
-        };
-        let ((n50, nmax), (m50, mmax)) = (stat(&mut ntt), stat(&mut msm));
-        let rate = ops.load(Ordering::SeqCst) as f64 / (elapsed + 1.5);
-        println!("| {name} | {n50:.4} / {nmax:.4} | {m50:.4} / {mmax:.4} | {rate:.2} |");
-    }
 }

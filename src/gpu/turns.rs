@@ -1,6 +1,7 @@
 //! Turns on a device. A critical backend stage (a WinningPoSt) holds a [`Turn`] for its whole
 //! length; a throughput stage on the same device waits at its next step boundary (H, each
-//! MSM) while one does, for at most [`MAX_YIELD`] per step, so the critical stage's kernels do
+//! MSM) while one does, for at most the policy's `max_yield` per step
+//! ([`super::SharingPolicy`]), so the critical stage's kernels do
 //! not queue behind a long partition's and the partition still makes progress. Inside a
 //! step, cuzk's MSM driver on the throughput lane waits the same way before each of its
 //! kernels ([`critical_running`]: `cuda/msm_wide.cuh`), so a critical stage shares its device
@@ -23,10 +24,6 @@ pub enum Urgency {
     Critical,
 }
 
-/// The longest a throughput step waits for critical stages (a flood of them must not stop a
-/// partition for good).
-pub const MAX_YIELD: Duration = Duration::from_secs(1);
-
 /// Device ids with turns: CUDA device ids are below 64 (`cuda/lanes.cu`). A critical stage on
 /// a larger id makes nothing wait.
 const MAX_DEVICES: usize = 64;
@@ -44,7 +41,7 @@ fn count(device: usize) -> u32 {
 
 /// The count of critical stages running on `device`, for code that waits outside Rust (cuzk's
 /// MSM driver polls it before each kernel it launches on the throughput lane, for at most
-/// [`MAX_YIELD`]); `None` past [`MAX_DEVICES`]. A static: valid for the process.
+/// the policy's `max_yield`); `None` past [`MAX_DEVICES`]. A static: valid for the process.
 #[cfg(feature = "cuda")]
 pub(super) fn critical_running(device: usize) -> Option<&'static AtomicU32> {
     RUNNING.get(device)
@@ -77,21 +74,23 @@ impl Drop for Ahead {
 pub struct Turn {
     device: usize,
     urgency: Urgency,
+    max_yield: Duration,
 }
 
 impl Turn {
-    /// Starts a stage on `device`.
-    pub fn begin(device: usize, urgency: Urgency) -> Turn {
+    /// Starts a stage on `device` whose throughput steps give way to critical stages for at
+    /// most `max_yield` each.
+    pub fn begin(device: usize, urgency: Urgency, max_yield: Duration) -> Turn {
         if urgency == Urgency::Critical {
             if let Some(c) = RUNNING.get(device) {
                 c.fetch_add(1, Ordering::SeqCst);
             }
         }
-        Turn { device, urgency }
+        Turn { device, urgency, max_yield }
     }
 
     /// Before each step: a throughput stage waits while a critical stage runs on its device (at
-    /// most [`MAX_YIELD`]); a critical one goes on.
+    /// most its `max_yield`); a critical one goes on.
     pub fn step(&self) {
         if self.urgency == Urgency::Critical {
             return;
@@ -99,7 +98,7 @@ impl Turn {
         let start = Instant::now();
         let mut waiting = WAITING.lock().unwrap_or_else(|e| e.into_inner());
         while count(self.device) > 0 {
-            let Some(left) = MAX_YIELD.checked_sub(start.elapsed()) else { return };
+            let Some(left) = self.max_yield.checked_sub(start.elapsed()) else { return };
             waiting = ENDED.wait_timeout(waiting, left).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
@@ -129,21 +128,23 @@ impl Drop for Turn {
 mod tests {
     use super::*;
 
+    const MAX_YIELD: Duration = Duration::from_secs(1);
+
     /// A throughput step waits for the critical stage on its device, not for one on another
     /// device, and not for longer than `MAX_YIELD`.
     #[test]
     fn throughput_steps_wait_for_critical_stages_on_their_device() {
         // Device ids no other test uses (no machine here has 60 GPUs).
         let (mine, other) = (60, 61);
-        let critical = Turn::begin(mine, Urgency::Critical);
+        let critical = Turn::begin(mine, Urgency::Critical, MAX_YIELD);
         let start = Instant::now();
-        Turn::begin(other, Urgency::Throughput).step();
-        Turn::begin(mine, Urgency::Critical).step();
+        Turn::begin(other, Urgency::Throughput, MAX_YIELD).step();
+        Turn::begin(mine, Urgency::Critical, MAX_YIELD).step();
         assert!(start.elapsed() < MAX_YIELD / 2, "nothing to wait for");
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
                 let t = Instant::now();
-                Turn::begin(mine, Urgency::Throughput).step();
+                Turn::begin(mine, Urgency::Throughput, MAX_YIELD).step();
                 t.elapsed()
             });
             std::thread::sleep(Duration::from_millis(200));
@@ -151,9 +152,9 @@ mod tests {
             let waited = waiter.join().unwrap();
             assert!(waited >= Duration::from_millis(150) && waited < MAX_YIELD, "{waited:?}");
         });
-        let _flood = Turn::begin(mine, Urgency::Critical);
+        let _flood = Turn::begin(mine, Urgency::Critical, MAX_YIELD);
         let t = Instant::now();
-        Turn::begin(mine, Urgency::Throughput).step();
+        Turn::begin(mine, Urgency::Throughput, MAX_YIELD).step();
         assert!(t.elapsed() >= MAX_YIELD, "a step waits at most MAX_YIELD, but that long");
     }
 
@@ -162,8 +163,8 @@ mod tests {
     /// zero is not asserted here.)
     #[test]
     fn pieces_are_short_while_a_critical_request_is_ahead() {
-        let throughput = Turn::begin(62, Urgency::Throughput);
-        let critical = Turn::begin(63, Urgency::Critical);
+        let throughput = Turn::begin(62, Urgency::Throughput, MAX_YIELD);
+        let critical = Turn::begin(63, Urgency::Critical, MAX_YIELD);
         let _ahead = Ahead::announce();
         assert!(throughput.short_pieces() && !critical.short_pieces());
     }

@@ -4,8 +4,8 @@
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
 
-use super::{assemble, check_shape, timed, ProveTimings};
-use crate::gpu::{self, Urgency};
+use super::{assemble, timed, ProveTimings};
+use crate::gpu::{self, SharingPolicy, Urgency};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;
 use crate::{Error, Result};
@@ -57,11 +57,13 @@ impl Backend {
 /// for the CPU backend (which evaluates them itself when given `None`); it is consumed (it dies
 /// as soon as H no longer needs it). A GPU evaluates them on its device and takes `None`. Byte-identical to `bellperson::groth16::create_proof` with the
 /// same r and s, on every backend. On a GPU, a throughput stage lets critical stages on its
-/// device go first at each step ([`gpu::Turn`]).
+/// device go first at each step ([`gpu::Turn`]), as the engine's `policy` says.
 #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+#[allow(clippy::too_many_arguments)] // the paper's inputs, and where and how to run
 pub fn prove(
     backend: Backend,
     urgency: Urgency,
+    policy: &SharingPolicy,
     pce: &Pce,
     w: &Witness,
     abc: Option<Abc>,
@@ -73,7 +75,7 @@ pub fn prove(
     let parts = match backend {
         Backend::Cpu => super::cpu::proof_parts(pce, w, abc, params, &mut t)?,
         #[cfg(feature = "cuda")]
-        Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, pce, w, params, &mut t)?,
+        Backend::Cuda(device) => super::cuda::proof_parts(device, urgency, policy, pce, w, params, &mut t)?,
         #[cfg(not(feature = "cuda"))]
         Backend::Cuda(device) => return Err(gpu::no_device(device)),
         Backend::Auto => return Err(Error::InvalidInput("the backend must be resolved first".into())),
@@ -85,12 +87,13 @@ pub fn prove(
 /// Makes `backend` ready to prove `pce`'s circuit with `params`: on a GPU, what the first
 /// proof would otherwise do ([`super::cuda::prepare`]); nothing on the CPU. `ParamsMismatch`
 /// when they are not `pce`'s.
-pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>) -> Result<()> {
+#[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>, policy: &SharingPolicy) -> Result<()> {
     check_shape(pce, params)?;
     match backend {
         Backend::Cpu => Ok(()),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(device) => super::cuda::prepare(device, pce, params),
+        Backend::Cuda(device) => super::cuda::prepare(device, pce, params, policy),
         #[cfg(not(feature = "cuda"))]
         Backend::Cuda(device) => Err(gpu::no_device(device)),
         Backend::Auto => Err(Error::InvalidInput("the backend must be resolved first".into())),
@@ -111,4 +114,23 @@ fn check_inputs(backend: Backend, pce: &Pce, w: &Witness, abc: Option<&Abc>, par
         _ => {}
     }
     check_shape(pce, params)
+}
+
+/// The lengths every query must have for `pce`.
+pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
+    let d = &pce.density;
+    let checks = [
+        ("h", p.h.len(), pce.domain_size() - 1),
+        ("l", p.l.len(), pce.num_aux),
+        ("a", p.a.len(), pce.num_inputs + d.a_aux.ones),
+        ("b_g1", p.b_g1.len(), d.b_input.ones + d.b_aux.ones),
+        ("b_g2", p.b_g2.len(), d.b_input.ones + d.b_aux.ones),
+        ("vk.ic", p.vk.ic.len(), pce.num_inputs),
+    ];
+    for (name, have, want) in checks {
+        if have != want {
+            return Err(Error::ParamsMismatch(format!("{name} query has {have} points, the circuit needs {want}")));
+        }
+    }
+    Ok(())
 }

@@ -9,19 +9,10 @@
 
 mod backend;
 pub mod cpu;
-#[cfg(feature = "cuda")]
 pub mod cuda;
-mod device_room;
 #[allow(unsafe_code)] // blstrs points read as blst's, the same layout
 pub mod msm;
 pub mod ntt;
-pub mod params;
-mod params_cache;
-mod params_file;
-#[allow(unsafe_code)] // points as the bytes they are in memory, for the cache
-mod raw;
-pub mod setup;
-pub mod srs;
 
 use std::time::Instant;
 
@@ -33,11 +24,7 @@ use group::Curve;
 use crate::{Error, Result};
 
 pub use crate::gpu::Urgency;
-pub use backend::{prepare, prove, Backend};
-pub use params::{check_shape, dummy_params};
-pub use params_cache::{path_of as params_cache_path, wait_for_writes as wait_for_params_cache};
-pub use params_file::{decode_params, read_params};
-pub use srs::{LoadOptions, Srs};
+pub use backend::{check_shape, prepare, prove, Backend};
 
 /// Seconds spent in each proving stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -971,19 +971,13 @@ impl std::fmt::Debug for ProgramSlot {
     }
 }
 
-/// `CUZK_WITNESS_PROGRAM=0` makes every witness by the circuit's gadgets:
-/// the comparison point of the benchmarks, and an operator's way back.
-pub fn disabled() -> bool {
-    std::env::var_os("CUZK_WITNESS_PROGRAM").is_some_and(|v| v == "0")
-}
-
 impl Pce {
     /// This circuit's witness program, recorded on first use (split by
     /// `layout`, when the circuit has one: the first use's counts); `None`
-    /// when it has none (see [`Program::record`]), programs are
-    /// [`disabled`], or its first witness disagreed with the gadgets'.
+    /// when it has none (see [`Program::record`]) or its first witness
+    /// disagreed with the gadgets'.
     pub fn program(&self, layout: impl FnOnce() -> Option<Layout>) -> Option<&Program> {
-        if disabled() || self.program.trusted.get() == Some(&false) {
+        if self.program.trusted.get() == Some(&false) {
             return None;
         }
         let slot = self.program.recorded.get_or_init(|| {
@@ -1080,8 +1074,7 @@ mod tests {
         assert_eq!(w, Witness::generate(c).unwrap());
     }
 
-    /// The engine's witness of a sha256-chain instance is the program's, and equal to the
-    /// gadgets'; with programs disabled it is the gadgets'.
+    /// The witness of a sha256-chain instance is the program's, and equal to the gadgets'.
     #[test]
     fn sha256_chain_instances_use_the_program() {
         use crate::circuits::{Family, Synthetic, WitnessSource};

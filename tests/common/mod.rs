@@ -5,7 +5,8 @@
 use bellperson::groth16::{create_proof, Parameters};
 use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
 use blstrs::{Bls12, Scalar};
-use cuzk::groth16::{self, dummy_params, proof_bytes};
+use cuzk::groth16::{self, proof_bytes};
+use cuzk::params::dummy_params;
 use cuzk::pce::{evaluate, extract, Pce};
 use cuzk::reference::ReferenceCs;
 use cuzk::witness::Witness;
@@ -42,9 +43,17 @@ pub fn assert_proof_parity<C: Circuit<Scalar> + Clone + Send>(
 ) -> [u8; 192] {
     let (w, abc) = assert_eval_parity(pce, circuit);
     let (r, s) = fixed_rs();
-    let (ours, _) =
-        groth16::prove(groth16::Backend::Cpu, groth16::Urgency::Throughput, pce, &w, Some(abc), params, (r, s))
-            .expect("cuzk proof");
+    let (ours, _) = groth16::prove(
+        groth16::Backend::Cpu,
+        groth16::Urgency::Throughput,
+        &Default::default(),
+        pce,
+        &w,
+        Some(abc),
+        params,
+        (r, s),
+    )
+    .expect("cuzk proof");
     let theirs = create_proof(circuit.clone(), params, r, s).expect("bellperson proof");
     assert_eq!(proof_bytes(&ours), proof_bytes(&theirs), "proof bytes differ from bellperson");
     proof_bytes(&ours)

@@ -7,7 +7,8 @@ use clap::Args;
 use cuzk::circuits::{Circuit, Family};
 use cuzk::engine::{CancelToken, Engine, Priority, ProveOptions, Request, Timings};
 use cuzk::gpu;
-use cuzk::groth16::{dummy_params, Backend, Srs};
+use cuzk::groth16::Backend;
+use cuzk::params::{dummy_params, Srs};
 use cuzk::pce::Pce;
 use serde_json::json;
 

@@ -16,7 +16,8 @@ use clap::Args;
 use cuzk::circuits::WitnessSource;
 use cuzk::gpu;
 use cuzk::groth16::Backend;
-use cuzk::groth16::{dummy_params, ProveTimings, Urgency};
+use cuzk::groth16::{ProveTimings, Urgency};
+use cuzk::params::dummy_params;
 use cuzk::pce::extract;
 use cuzk::witness::WitnessBuffer;
 use serde_json::json;
@@ -106,7 +107,17 @@ pub fn run(o: Opts) -> Result<()> {
     let w = circuit.witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux))?;
     let (r, s) = (Scalar::from(3u64), Scalar::from(7u64));
     let prove = |device: u32| -> Result<ProveTimings> {
-        Ok(cuzk::groth16::prove(Backend::Cuda(device), Urgency::Throughput, &pce, &w, None, &params, (r, s))?.1)
+        Ok(cuzk::groth16::prove(
+            Backend::Cuda(device),
+            Urgency::Throughput,
+            &Default::default(),
+            &pce,
+            &w,
+            None,
+            &params,
+            (r, s),
+        )?
+        .1)
     };
     // Warm every device (context, SRS upload, pools) before measuring.
     for &d in &o.devices {
@@ -115,7 +126,7 @@ pub fn run(o: Opts) -> Result<()> {
     #[cfg(feature = "cuda")]
     println!(
         "a proof's device working set, as the engine reserves it: {:.2} GB",
-        cuzk::groth16::cuda::working_set(&pce) as f64 / 1e9
+        cuzk::groth16::cuda::working_set(&pce, &Default::default()) as f64 / 1e9
     );
     let (mut out, mut scalings) = (Vec::new(), Vec::new());
     for &workers in &o.workers {

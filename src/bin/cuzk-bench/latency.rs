@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use cuzk::circuits::Circuit;
 use cuzk::engine::{CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request, Timings};
-use cuzk::groth16::{dummy_params, Backend, Srs};
+use cuzk::groth16::Backend;
+use cuzk::params::{dummy_params, Srs};
 use cuzk::pce::Pce;
 use serde_json::json;
 

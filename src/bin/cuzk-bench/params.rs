@@ -13,8 +13,8 @@ use std::time::Instant;
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
-use cuzk::groth16::params::generate_params;
-use cuzk::groth16::{decode_params, dummy_params, read_params, srs, LoadOptions};
+use cuzk::params::generate_params;
+use cuzk::params::{decode_params, dummy_params, read_params, srs, LoadOptions};
 use serde_json::json;
 
 use crate::extract::blank_pce;
@@ -114,7 +114,7 @@ fn load(o: &Opts, file: &Path) -> Result<()> {
         Ok(s)
     };
     let decode_s = timed("cuzk: decoding (no cache)", &|| decode_params(file, o.checked))?;
-    let cache = cuzk::groth16::params_cache_path(file);
+    let cache = cuzk::params::cache_path(file);
     let (first_s, cache_write_s, load_s) = if o.no_cache {
         (None, None, None)
     } else {
@@ -123,7 +123,7 @@ fn load(o: &Opts, file: &Path) -> Result<()> {
             read_params(file, o.checked)
         })?;
         let t = Instant::now();
-        cuzk::groth16::wait_for_params_cache();
+        cuzk::params::wait_for_cache_writes();
         let write = t.elapsed().as_secs_f64();
         (Some(first), Some(write), Some(timed("cuzk: load from the cache", &|| read_params(file, o.checked))?))
     };
@@ -143,7 +143,7 @@ fn load(o: &Opts, file: &Path) -> Result<()> {
     }
     drop(srs);
     srs::unload(file);
-    cuzk::groth16::wait_for_params_cache();
+    cuzk::params::wait_for_cache_writes();
     let identical = match bellperson_s {
         Some(_) => {
             let theirs = blake3::hash(&encoded(&bellperson()?));

@@ -16,9 +16,10 @@ use cuzk::engine::{
     footprint, BudgetSpec, CancelToken, Engine, EngineConfig, MemoryBudget, Priority, ProveOptions, Request,
     SYNTHESIS_NICE,
 };
+use cuzk::groth16::Backend;
 use cuzk::groth16::ProveTimings;
-use cuzk::groth16::{dummy_params, Backend, Srs};
 use cuzk::mem;
+use cuzk::params::{dummy_params, Srs};
 use serde_json::json;
 
 use crate::report::{gib, steps_json, steps_line, table, write_json};
@@ -164,10 +165,10 @@ fn union_len(mut v: Vec<(f64, f64)>) -> f64 {
 
 fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Parameters<Bls12>> {
     if path.exists() {
-        return Ok(cuzk::groth16::read_params(path, false)?);
+        return Ok(cuzk::params::read_params(path, false)?);
     }
     eprintln!("generating parameters into {}", path.display());
-    Ok(cuzk::groth16::params::generate_params(&circuit.extract_pce()?, path, 1)?)
+    Ok(cuzk::params::generate_params(&circuit.extract_pce()?, path, 1)?)
 }
 
 /// The circuit the proofs prove, and a PoRep circuit's C1 output.

@@ -1,5 +1,5 @@
 //! Where filecoin-proofs keeps a size's parameters, and its verifying keys. The `.params` files
-//! themselves are read by `groth16::read_params` (bellperson's format).
+//! themselves are read by `params::read_params` (bellperson's format).
 
 use std::io::Read;
 use std::path::Path;

@@ -20,7 +20,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use super::ntt::Domain;
+use crate::groth16::ntt::Domain;
 use crate::pce::matrix::{decode, CsrMatrix, Pce, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use crate::{mem, Error, Result};
 

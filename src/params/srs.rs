@@ -20,7 +20,7 @@ use blstrs::{Bls12, G1Affine, G2Affine};
 use once_cell::sync::Lazy;
 use rayon::prelude::*;
 
-use super::{decode_params, params_file, read_params};
+use super::{decode_params, file as params_file, read_params};
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
@@ -235,7 +235,7 @@ pub fn unload_instance(params: &Arc<Srs>) -> bool {
 /// free, but it waits while another thread uploads parameters to a device.
 pub fn release_unused_device_copies() {
     #[cfg(feature = "cuda")]
-    super::cuda::evict_unloaded();
+    crate::groth16::cuda::evict_unloaded();
 }
 
 #[cfg(test)]
@@ -277,7 +277,7 @@ mod tests {
     #[test]
     fn a_checked_load_checks_an_instance_loaded_unchecked() {
         let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 300, 1).blank()).unwrap();
-        let mut params = super::super::dummy_params(&pce, 4);
+        let mut params = crate::params::dummy_params(&pce, 4);
         Arc::make_mut(&mut params.h)[0] = off_subgroup_point();
         let dir = std::env::temp_dir().join(format!("cuzk-srs-checked-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -299,7 +299,7 @@ mod tests {
         }
 
         // Good parameters: checked once, then served as they are.
-        let good = written(&dir, "good.params", &super::super::dummy_params(&pce, 5));
+        let good = written(&dir, "good.params", &crate::params::dummy_params(&pce, 5));
         let p = load(&good, opts(false, false)).unwrap();
         assert!(!p.checked.load(SeqCst));
         assert!(Arc::ptr_eq(&load(&good, opts(true, false)).unwrap(), &p));
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn a_background_load_gives_the_decoders_queries_or_its_error() {
         let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 300, 1).blank()).unwrap();
-        let params = super::super::dummy_params(&pce, 6);
+        let params = crate::params::dummy_params(&pce, 6);
         let dir = std::env::temp_dir().join(format!("cuzk-srs-background-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = written(&dir, "p.params", &params);

@@ -2,7 +2,7 @@
 //! first device allocation and waits while the proofs in flight on that device leave no room
 //! for it, so concurrent workers never take a device past its memory: a proof never dies of a
 //! device OOM the engine could foresee. One that could not fit even alone fails at once.
-//! Throughput proofs leave [`CRITICAL_ROOM`] to critical ones, so a WinningPoSt does not wait
+//! Throughput proofs leave the policy's `critical_room` to critical ones, so a WinningPoSt does not wait
 //! for a partition to end on a device whose memory partitions fill. The rule ([`State::admits`])
 //! is pure Rust, tested in every build; the rooms are the `cuda` feature's.
 #![cfg_attr(not(feature = "cuda"), allow(dead_code))]
@@ -19,12 +19,6 @@ use crate::{Error, Result};
 /// Left free on each device for what the estimate does not see (contexts, fragmentation).
 #[cfg(feature = "cuda")]
 const MARGIN: u64 = 1 << 30;
-
-/// Device bytes throughput proofs leave to critical ones: a WinningPoSt's working set (2^19
-/// domain: about 0.2 GB) several times over. A larger critical proof may take this and what
-/// throughput proofs leave besides, and waits for them beyond that. A throughput proof alone
-/// on its device may take it too (a card that holds one partition only with it).
-pub(super) const CRITICAL_ROOM: u64 = 1 << 30;
 
 #[cfg(feature = "cuda")]
 #[derive(Default)]
@@ -47,13 +41,16 @@ struct State {
 
 impl State {
     /// Whether a proof of `urgency` needing `bytes` may start now: a critical one where it
-    /// fits, a throughput one where it fits beside [`CRITICAL_ROOM`] (or what critical proofs
-    /// hold, if more), or alone.
-    fn admits(&self, bytes: u64, urgency: Urgency) -> bool {
+    /// fits, a throughput one where it fits beside `critical_room` (or what critical proofs
+    /// hold, if more), or alone. The default room (1 GiB) is a WinningPoSt's working set (2^19
+    /// domain: about 0.2 GB) several times over; a larger critical proof may take it and what
+    /// throughput proofs leave besides, and waits for them beyond that. A throughput proof
+    /// alone on its device may take it too (a card that holds one partition only with it).
+    fn admits(&self, bytes: u64, urgency: Urgency, critical_room: u64) -> bool {
         let taken = match urgency {
             Urgency::Critical => self.throughput + self.critical,
             Urgency::Throughput if self.proofs == 0 => 0,
-            Urgency::Throughput => self.throughput + self.critical.max(CRITICAL_ROOM),
+            Urgency::Throughput => self.throughput + self.critical.max(critical_room),
         };
         taken.saturating_add(bytes) <= self.room
     }
@@ -106,9 +103,9 @@ fn lock(room: &Room) -> MutexGuard<'_, State> {
 
 /// Reserves `bytes` of `device`'s memory for one proof of `urgency`, waiting while the proofs
 /// in flight there leave too little ([`State::admits`]). `TooLarge` when the device could not
-/// hold it even alone.
+/// hold it even alone. Throughput proofs leave `critical_room` to critical ones.
 #[cfg(feature = "cuda")]
-pub(super) fn reserve(device: usize, bytes: u64, urgency: Urgency) -> Result<Reserved> {
+pub(super) fn reserve(device: usize, bytes: u64, urgency: Urgency, critical_room: u64) -> Result<Reserved> {
     let room = room_of(device);
     let mut st = lock(&room);
     loop {
@@ -122,7 +119,7 @@ pub(super) fn reserve(device: usize, bytes: u64, urgency: Urgency) -> Result<Res
                 )));
             }
         }
-        if st.admits(bytes, urgency) {
+        if st.admits(bytes, urgency, critical_room) {
             break;
         }
         st = room.freed.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -144,49 +141,51 @@ mod tests {
         (st.proofs, st.throughput + st.critical)
     }
 
-    /// Throughput proofs leave `CRITICAL_ROOM` to critical ones (or what those hold, if more)
+    /// Throughput proofs leave the critical room to critical ones (or what those hold, if more)
     /// unless alone; a critical proof takes whatever is left; nothing ever takes more than
     /// the room.
     #[test]
     fn throughput_proofs_leave_critical_room() {
         use Urgency::{Critical, Throughput};
         const GB: u64 = 1 << 30;
+        const CRITICAL_ROOM: u64 = GB;
         let room = 20 * GB;
         let st = |throughput, critical, proofs| State { throughput, critical, proofs, room };
         // Alone, a throughput proof may take the whole room, critical room included.
-        assert!(st(0, 0, 0).admits(room, Throughput));
-        assert!(!st(0, 0, 0).admits(room + 1, Throughput));
+        assert!(st(0, 0, 0).admits(room, Throughput, CRITICAL_ROOM));
+        assert!(!st(0, 0, 0).admits(room + 1, Throughput, CRITICAL_ROOM));
         // Beside another, it leaves the critical room free.
-        assert!(st(10 * GB, 0, 1).admits(9 * GB, Throughput));
-        assert!(!st(10 * GB, 0, 1).admits(9 * GB + 1, Throughput));
+        assert!(st(10 * GB, 0, 1).admits(9 * GB, Throughput, CRITICAL_ROOM));
+        assert!(!st(10 * GB, 0, 1).admits(9 * GB + 1, Throughput, CRITICAL_ROOM));
         // A critical proof takes that room, and more where throughput proofs leave it.
-        assert!(st(19 * GB, 0, 2).admits(GB, Critical));
-        assert!(!st(19 * GB, 0, 2).admits(GB + 1, Critical));
-        assert!(st(10 * GB, 0, 1).admits(10 * GB, Critical));
+        assert!(st(19 * GB, 0, 2).admits(GB, Critical, CRITICAL_ROOM));
+        assert!(!st(19 * GB, 0, 2).admits(GB + 1, Critical, CRITICAL_ROOM));
+        assert!(st(10 * GB, 0, 1).admits(10 * GB, Critical, CRITICAL_ROOM));
         // Critical proofs holding more than the critical room count in full against throughput.
-        assert!(st(10 * GB, 3 * GB, 2).admits(7 * GB, Throughput));
-        assert!(!st(10 * GB, 3 * GB, 2).admits(7 * GB + 1, Throughput));
-        assert!(st(10 * GB, GB / 2, 2).admits(9 * GB, Throughput));
-        assert!(!st(10 * GB, GB / 2, 2).admits(9 * GB + 1, Throughput));
-        assert!(!st(0, 0, 0).admits(u64::MAX, Critical), "no overflow");
+        assert!(st(10 * GB, 3 * GB, 2).admits(7 * GB, Throughput, CRITICAL_ROOM));
+        assert!(!st(10 * GB, 3 * GB, 2).admits(7 * GB + 1, Throughput, CRITICAL_ROOM));
+        assert!(st(10 * GB, GB / 2, 2).admits(9 * GB, Throughput, CRITICAL_ROOM));
+        assert!(!st(10 * GB, GB / 2, 2).admits(9 * GB + 1, Throughput, CRITICAL_ROOM));
+        assert!(!st(0, 0, 0).admits(u64::MAX, Critical, CRITICAL_ROOM), "no overflow");
     }
 
     #[cfg(feature = "cuda")]
     #[test]
     fn a_proof_waits_for_room_and_one_that_cannot_fit_fails() {
+        const CRITICAL_ROOM: u64 = 1 << 30;
         if gpu::device_count() == 0 {
             eprintln!("a_proof_waits_for_room_and_one_that_cannot_fit_fails: skipped, no CUDA device");
             return;
         }
-        assert!(matches!(reserve(0, u64::MAX / 2, Urgency::Throughput), Err(Error::TooLarge(_))));
+        assert!(matches!(reserve(0, u64::MAX / 2, Urgency::Throughput, CRITICAL_ROOM), Err(Error::TooLarge(_))));
         assert_eq!(in_flight(0), (0, 0));
         let room = gpu::room(0).unwrap().saturating_sub(MARGIN);
         let half = room / 2 + 1;
-        let first = reserve(0, half, Urgency::Throughput).unwrap();
+        let first = reserve(0, half, Urgency::Throughput, CRITICAL_ROOM).unwrap();
         // A critical proof starts at once in the room the throughput proof leaves to it.
-        drop(reserve(0, CRITICAL_ROOM, Urgency::Critical).unwrap());
+        drop(reserve(0, CRITICAL_ROOM, Urgency::Critical, CRITICAL_ROOM).unwrap());
         std::thread::scope(|s| {
-            let second = s.spawn(|| reserve(0, half, Urgency::Throughput).map(drop));
+            let second = s.spawn(|| reserve(0, half, Urgency::Throughput, CRITICAL_ROOM).map(drop));
             std::thread::sleep(std::time::Duration::from_millis(200));
             assert!(!second.is_finished(), "two halves and a byte fit on one device");
             assert_eq!(in_flight(0), (1, half));

@@ -286,7 +286,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("cuzk-params-cache-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let pce = crate::pce::extract(Synthetic::new(Family::Sha256Chain, 3000, 1).blank()).unwrap();
-        let params = super::super::dummy_params(&pce, 8);
+        let params = crate::params::dummy_params(&pce, 8);
         let source_path = dir.join("s.params");
         let mut bytes = Vec::new();
         params.write(&mut bytes).unwrap();
@@ -296,12 +296,12 @@ mod tests {
 
         // The first read decodes and leaves the cache (written in the background); it reads
         // back equal.
-        assert!(super::super::read_params(&source_path, false).unwrap() == params);
+        assert!(crate::params::read_params(&source_path, false).unwrap() == params);
         wait_for_writes();
         assert!(read(&cache, source(), false).is_some_and(|p| p == params));
         // An unchecked cache does not serve a checked load; a checked read rewrites it checked.
         assert!(read(&cache, source(), true).is_none());
-        assert!(super::super::read_params(&source_path, true).unwrap() == params);
+        assert!(crate::params::read_params(&source_path, true).unwrap() == params);
         wait_for_writes();
         assert!(read(&cache, source(), true).is_some_and(|p| p == params));
 
@@ -312,7 +312,7 @@ mod tests {
             bad[at] ^= 0x10;
             std::fs::write(&cache, &bad).unwrap();
             assert!(read(&cache, source(), false).is_none(), "{what}");
-            assert!(super::super::read_params(&source_path, false).unwrap() == params);
+            assert!(crate::params::read_params(&source_path, false).unwrap() == params);
             wait_for_writes();
             assert!(read(&cache, source(), false).is_some(), "{what}: rewritten");
         }

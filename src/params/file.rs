@@ -20,7 +20,7 @@ use blstrs::{Bls12, G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
-use super::params_cache::{self, Source};
+use super::cache::{self, Source};
 use crate::files::open_regular;
 use crate::{Error, Result};
 
@@ -190,12 +190,12 @@ pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
     let len = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?.len();
     crate::mem::check_room(&format!("loading {}", path.display()), len)?;
     let source = Source::of(&file).map_err(|e| io(path, "reading", e))?;
-    let cache = params_cache::path_of(path);
-    if let Some(p) = params_cache::read(&cache, source, checked) {
+    let cache = cache::path_of(path);
+    if let Some(p) = cache::read(&cache, source, checked) {
         return Ok(p);
     }
     let p = decode_params(path, checked)?;
-    params_cache::write_in_background(cache, source, p.clone(), checked);
+    cache::write_in_background(cache, source, p.clone(), checked);
     Ok(p)
 }
 
@@ -257,7 +257,7 @@ mod tests {
 
     fn written(dir: &Path) -> (std::path::PathBuf, Parameters<Bls12>, Vec<u8>) {
         let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 300, 1).blank()).unwrap();
-        let params = super::super::dummy_params(&pce, 4);
+        let params = crate::params::dummy_params(&pce, 4);
         let mut bytes = Vec::new();
         params.write(&mut bytes).unwrap();
         let path = dir.join("p.params");
@@ -279,7 +279,7 @@ mod tests {
             let ours = decode_params(&path, checked).unwrap();
             assert!(ours == params, "checked {checked}");
             assert!(read_params(&path, checked).unwrap() == params, "checked {checked}, decoded");
-            params_cache::wait_for_writes();
+            cache::wait_for_writes();
             assert!(read_params(&path, checked).unwrap() == params, "checked {checked}, through the cache");
             assert!(ours == Parameters::<Bls12>::read(&bytes[..], checked).unwrap());
         }

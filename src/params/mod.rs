@@ -1,6 +1,18 @@
-//! Groth16 parameters: shape checks against a PCE, reading bellperson/Filecoin
-//! `.params` files, cheap structurally valid (unsound) parameters for tests, and real
-//! generated ones written to a file.
+//! Groth16 parameter storage: `.params` files decoded (`file.rs`) and their decoded cache
+//! (`cache.rs`, `raw.rs`), one parameter set per file per process (`srs.rs`), real
+//! parameters generated from a PCE (`setup.rs`) and written to a file, and cheap
+//! structurally valid (unsound) ones for tests.
+
+mod cache;
+mod file;
+#[allow(unsafe_code)] // points as the bytes they are in memory, for the cache
+mod raw;
+pub mod setup;
+pub mod srs;
+
+pub use cache::{path_of as cache_path, wait_for_writes as wait_for_cache_writes};
+pub use file::{decode_params, read_params};
+pub use srs::{LoadOptions, Srs};
 
 use std::path::Path;
 
@@ -11,28 +23,9 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use super::setup::setup;
 use crate::pce::Pce;
 use crate::{Error, Result};
-
-/// The lengths every query must have for `pce`.
-pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
-    let d = &pce.density;
-    let checks = [
-        ("h", p.h.len(), pce.domain_size() - 1),
-        ("l", p.l.len(), pce.num_aux),
-        ("a", p.a.len(), pce.num_inputs + d.a_aux.ones),
-        ("b_g1", p.b_g1.len(), d.b_input.ones + d.b_aux.ones),
-        ("b_g2", p.b_g2.len(), d.b_input.ones + d.b_aux.ones),
-        ("vk.ic", p.vk.ic.len(), pce.num_inputs),
-    ];
-    for (name, have, want) in checks {
-        if have != want {
-            return Err(Error::ParamsMismatch(format!("{name} query has {have} points, the circuit needs {want}")));
-        }
-    }
-    Ok(())
-}
+use setup::setup;
 
 /// Distinct points in a dummy query; longer queries repeat them. Computing every point of a
 /// 2^27-row circuit's queries took minutes; copies take seconds, and an MSM costs the same
