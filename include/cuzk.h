@@ -962,6 +962,27 @@ cuzk_status cuzk_aggregate(const struct cuzk_agg_srs *srs,
                            struct cuzk_error *err);
 
 /**
+ * Creates a cancellation token. `out` receives a handle the caller owns and
+ * frees with `cuzk_cancel_free`.
+ */
+cuzk_status cuzk_cancel_new(struct cuzk_cancel **out, struct cuzk_error *err);
+
+/**
+ * Cancels every request given this token that has not finished: those
+ * waiting return `CUZK_CANCELLED` promptly (within ~20 ms), those in a stage
+ * when it ends. Irreversible. Thread-safety: safe from any thread, at any
+ * time before `cuzk_cancel_free`, also while `cuzk_prove` runs with it.
+ */
+cuzk_status cuzk_cancel_trigger(const struct cuzk_cancel *cancel, struct cuzk_error *err);
+
+/**
+ * Frees a token. Calls in flight with it keep it until they return. NULL,
+ * or a token already freed, is a no-op; later calls with it (a trigger
+ * too) get `CUZK_INVALID_HANDLE`.
+ */
+void cuzk_cancel_free(struct cuzk_cancel *cancel);
+
+/**
  * Writes to `out` the bytes a proof of `circuit` takes: `CUZK_PROOF_BYTES`
  * for a synthetic circuit and a PoSt partition, that times the number of
  * partitions for PoRep (e.g. 10 × 192 for 32GiB). A WindowPoSt request for
@@ -991,6 +1012,15 @@ cuzk_status cuzk_request_proof_len(const struct cuzk_circuit *circuit,
                                    size_t input_len,
                                    size_t *out,
                                    struct cuzk_error *err);
+
+/**
+ * Writes the number of CUDA devices this build can use (0 without the
+ * `cuda` feature, or without a GPU or driver) to `out`. `CUZK_GPU` when the
+ * machine's GPUs cannot be used (enumeration failed, or one of them is in
+ * prohibited compute mode: then no GPU is used), with the reason in `err`.
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_cuda_device_count(uint32_t *out, struct cuzk_error *err);
 
 /**
  * Creates an engine.
@@ -1098,27 +1128,6 @@ cuzk_status cuzk_engine_predicted_peak(const struct cuzk_engine *engine,
                                        uint32_t in_flight,
                                        uint64_t *out,
                                        struct cuzk_error *err);
-
-/**
- * Creates a cancellation token. `out` receives a handle the caller owns and
- * frees with `cuzk_cancel_free`.
- */
-cuzk_status cuzk_cancel_new(struct cuzk_cancel **out, struct cuzk_error *err);
-
-/**
- * Cancels every request given this token that has not finished: those
- * waiting return `CUZK_CANCELLED` promptly (within ~20 ms), those in a stage
- * when it ends. Irreversible. Thread-safety: safe from any thread, at any
- * time before `cuzk_cancel_free`, also while `cuzk_prove` runs with it.
- */
-cuzk_status cuzk_cancel_trigger(const struct cuzk_cancel *cancel, struct cuzk_error *err);
-
-/**
- * Frees a token. Calls in flight with it keep it until they return. NULL,
- * or a token already freed, is a no-op; later calls with it (a trigger
- * too) get `CUZK_INVALID_HANDLE`.
- */
-void cuzk_cancel_free(struct cuzk_cancel *cancel);
 
 /**
  * Fills `out` (caller-owned, written only on success) with current memory
@@ -1366,15 +1375,6 @@ cuzk_status cuzk_verify(const struct cuzk_params *params,
                         const uint8_t *proof,
                         size_t proof_len,
                         struct cuzk_error *err);
-
-/**
- * Writes the number of CUDA devices this build can use (0 without the
- * `cuda` feature, or without a GPU or driver) to `out`. `CUZK_GPU` when the
- * machine's GPUs cannot be used (enumeration failed, or one of them is in
- * prohibited compute mode: then no GPU is used), with the reason in `err`.
- * Thread-safety: safe from many threads at once.
- */
-cuzk_status cuzk_cuda_device_count(uint32_t *out, struct cuzk_error *err);
 
 /**
  * The static text of a status code, e.g. `"CUZK_NULL_ARGUMENT: a required

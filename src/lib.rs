@@ -21,10 +21,10 @@ pub mod groth16;
 mod instances;
 #[allow(unsafe_code)] // glibc's malloc tuning and counters
 pub mod mem;
+#[cfg(feature = "oracles")]
+pub mod oracles;
 pub mod params;
 pub mod pce;
-#[cfg(feature = "oracles")]
-pub mod reference;
 pub mod witness;
 
 pub use error::{Error, Result};

@@ -23,9 +23,9 @@ use cuzk::circuits::WitnessSource;
 use cuzk::circuits::{Circuit, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
+use cuzk::oracles::reference::ReferenceCs;
 use cuzk::params::Srs;
 use cuzk::pce::{self, Pce};
-use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Witness, WitnessBuffer};
 use cuzk::Error;
 
@@ -35,7 +35,7 @@ fn c1_bytes() -> &'static [u8] {
     C1.get_or_init(|| {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-porep-{}", std::process::id()));
         let t = Instant::now();
-        let bytes = porep::make_c1(PorepSize::KiB2, porep::SealVariant::Interactive, &dir, 7)
+        let bytes = cuzk::oracles::porep::make_c1(PorepSize::KiB2, porep::SealVariant::Interactive, &dir, 7)
             .map(|c1| c1.bytes)
             .expect("make 2 KiB C1");
         eprintln!("made 2 KiB C1 ({} bytes) in {:.2?}", bytes.len(), t.elapsed());

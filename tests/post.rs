@@ -18,10 +18,11 @@ use std::sync::OnceLock;
 use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar};
 use cuzk::circuits::porep::PorepSize;
-use cuzk::circuits::post::{self, PostFixture, PostInput, PostKind, PostType};
+use cuzk::circuits::post::{self, PostInput, PostKind, PostType};
 use cuzk::circuits::{Circuit, ProofClass, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
+use cuzk::oracles::post::{filecoin_verify, PostFixture};
 use cuzk::params::generate_params;
 use cuzk::params::Srs;
 use cuzk::pce::Pce;
@@ -96,7 +97,7 @@ fn winning_post_matches_bellperson_and_filecoin_verifies_it() {
     assert_eq!(proof, bellperson_bytes(&statement, &params, 0), "byte-identical to bellperson");
     let ok = api::verify_winning_post(&input.randomness, &proof, &f.replicas(WINNING, &[42]), input.prover_id);
     assert!(ok.expect("filecoin-proofs verifies"), "filecoin-proofs' verify_winning_post accepts it");
-    assert_eq!(post::filecoin_verify(&bytes, &proof).unwrap(), Some(true), "the bench's check agrees");
+    assert_eq!(filecoin_verify(&bytes, &proof).unwrap(), Some(true), "the bench's check agrees");
     let other = f.input(WINNING, &[42], None, 4).unwrap();
     let wrong = api::verify_winning_post(&other.randomness, &proof, &f.replicas(WINNING, &[42]), input.prover_id);
     assert!(!wrong.unwrap(), "other randomness does not verify");
@@ -117,8 +118,8 @@ fn window_post_partitions_match_bellperson_and_filecoin_verifies_them() {
     let replicas = f.replicas(WINDOW, &sectors);
     let ok = api::verify_window_post(&input.randomness, &[(input.proof, &whole)], &replicas, input.prover_id);
     assert!(ok.expect("filecoin-proofs verifies"), "filecoin-proofs' verify_window_post accepts it");
-    assert_eq!(post::filecoin_verify(&bytes, &whole).unwrap(), Some(true), "the bench's check agrees");
-    assert!(!matches!(post::filecoin_verify(&bytes, &whole[..192]), Ok(Some(true))), "one partition is not the whole");
+    assert_eq!(filecoin_verify(&bytes, &whole).unwrap(), Some(true), "the bench's check agrees");
+    assert!(!matches!(filecoin_verify(&bytes, &whole[..192]), Ok(Some(true))), "one partition is not the whole");
 
     // Partition 1 alone (sectors sorted by id: [5, 7], then [9]), as a node proves it.
     let single = PostInput { partition: Some(1), vanilla: input.vanilla[2..].to_vec(), ..input.clone() };

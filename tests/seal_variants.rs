@@ -24,10 +24,11 @@ use std::sync::OnceLock;
 use bellperson::groth16::aggregate::setup_fake_srs;
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
-use cuzk::circuits::porep::{self, PorepC1, PorepSize, SealVariant, SealedC1};
+use cuzk::circuits::porep::{self, PorepC1, PorepSize, SealVariant};
 use cuzk::circuits::Circuit;
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::{Backend, PROOF_BYTES};
+use cuzk::oracles::porep::SealedC1;
 use cuzk::params::generate_params;
 use cuzk::params::Srs;
 use cuzk::pce::Pce;
@@ -60,7 +61,7 @@ fn ready() -> &'static (Pce, Parameters<Bls12>) {
 }
 
 fn sealed(variant: SealVariant) -> SealedC1 {
-    porep::make_c1(PorepSize::KiB2, variant, scratch(), 3).expect("seal a 2 KiB sector")
+    cuzk::oracles::porep::make_c1(PorepSize::KiB2, variant, scratch(), 3).expect("seal a 2 KiB sector")
 }
 
 fn prove(c1: &[u8]) -> cuzk::Result<Vec<u8>> {
@@ -227,7 +228,7 @@ fn aggregates_are_filecoin_proofs_own_and_verify() {
     let ni = with_c1(non_interactive().clone());
     let interactive: Vec<_> = (10..12)
         .map(|seed| {
-            let c1 = porep::make_c1(PorepSize::KiB2, SealVariant::Interactive, scratch(), seed).unwrap();
+            let c1 = cuzk::oracles::porep::make_c1(PorepSize::KiB2, SealVariant::Interactive, scratch(), seed).unwrap();
             let proof = prove(&c1.bytes).unwrap();
             with_c1((c1, proof))
         })

@@ -28,7 +28,9 @@ fn scratch() -> &'static Path {
 
 fn input() -> &'static SnapInput {
     static I: OnceLock<SnapInput> = OnceLock::new();
-    I.get_or_init(|| snap::make_snap_input(PorepSize::KiB2, scratch(), 5).expect("seal and update a 2 KiB sector"))
+    I.get_or_init(|| {
+        cuzk::oracles::snap::make_snap_input(PorepSize::KiB2, scratch(), 5).expect("seal and update a 2 KiB sector")
+    })
 }
 
 const SNAP: Circuit = Circuit::Snap(PorepSize::KiB2);
@@ -62,12 +64,12 @@ fn snap_deals_matches_bellperson_and_filecoin_verifies_it() {
     let theirs = bellperson::groth16::create_proof(statement.instance(0).unwrap(), &params, r, s).unwrap();
     assert_eq!(ours, cuzk::groth16::proof_bytes(&theirs), "byte-identical to bellperson");
     assert!(
-        snap::filecoin_verify(&bytes, &ours).unwrap(),
+        cuzk::oracles::snap::filecoin_verify(&bytes, &ours).unwrap(),
         "filecoin-proofs' verify_empty_sector_update_proof accepts it"
     );
     let mut other = ours.clone();
     other[5] ^= 1;
-    assert!(!matches!(snap::filecoin_verify(&bytes, &other), Ok(true)), "a changed proof is refused");
+    assert!(!matches!(cuzk::oracles::snap::filecoin_verify(&bytes, &other), Ok(true)), "a changed proof is refused");
     assert!(
         matches!(prove(&dummy_params(&pce, 3)), Err(cuzk::Error::VerificationFailed)),
         "dummy parameters cannot verify"

@@ -1,15 +1,15 @@
 //! `cuzk_engine` (many proofs in flight inside a memory budget, on the
-//! configured devices) and `cuzk_cancel` (stops a queued request).
+//! configured devices).
 
 use std::sync::{Arc, Mutex};
 
 use super::boundary::{arg_opt_out, arg_opt_ref, arg_out};
+use super::device::{cuzk_backend, device_present};
 use super::handles::Handles;
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
-use super::prove::cuzk_backend;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::engine::{BudgetSpec, CancelToken, Engine, EngineConfig, SYNTHESIS_NICE};
+use crate::engine::{BudgetSpec, Engine, EngineConfig, SYNTHESIS_NICE};
 use crate::groth16::Backend;
 
 /// Prove on the CPU only, even where GPUs are present. A flag of
@@ -101,17 +101,8 @@ pub struct cuzk_engine {
     pub(crate) engine: Arc<Engine>,
 }
 
-/// A cancellation token (opaque). Pass it to `cuzk_prove`; `cuzk_cancel_trigger`
-/// from any thread makes a request that is still waiting (for budget or a
-/// device, or between stages) return `CUZK_CANCELLED`, holding no memory.
-/// A stage already running finishes first. One token may serve several calls.
-pub struct cuzk_cancel {
-    pub(crate) token: CancelToken,
-}
-
-/// The live `cuzk_engine` and `cuzk_cancel` handles.
+/// The live `cuzk_engine` handles.
 pub(crate) static ENGINES: Handles<cuzk_engine> = Handles::new();
-pub(crate) static CANCELS: Handles<cuzk_cancel> = Handles::new();
 
 /// An engine's budget now.
 #[repr(C)]
@@ -213,11 +204,6 @@ impl cuzk_engine_config {
             ..EngineConfig::default()
         })
     }
-}
-
-/// `CUZK_NO_SUCH_DEVICE` when CUDA device `id` is not present.
-pub(crate) fn device_present(id: u32) -> FfiResult<()> {
-    crate::gpu::check_device(id).map_err(|e| Failure::new(CUZK_NO_SUCH_DEVICE, e.to_string()))
 }
 
 /// Makes an engine; fails if a listed device is not present (`CUZK_NO_SUCH_DEVICE`).
@@ -446,38 +432,5 @@ pub unsafe extern "C" fn cuzk_engine_predicted_peak(
         let engine = engine_of(engine)?;
         out.write(engine.predicted_peak_now(&pce.pce, in_flight as usize));
         Ok(())
-    })
-}
-
-/// Creates a cancellation token. `out` receives a handle the caller owns and
-/// frees with `cuzk_cancel_free`.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_cancel_new(out: *mut *mut cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
-    ffi_boundary!(err, {
-        let out = arg_out(out, "out")?;
-        out.write(CANCELS.insert(cuzk_cancel { token: CancelToken::new() }));
-        Ok(())
-    })
-}
-
-/// Cancels every request given this token that has not finished: those
-/// waiting return `CUZK_CANCELLED` promptly (within ~20 ms), those in a stage
-/// when it ends. Irreversible. Thread-safety: safe from any thread, at any
-/// time before `cuzk_cancel_free`, also while `cuzk_prove` runs with it.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_cancel_trigger(cancel: *const cuzk_cancel, err: *mut cuzk_error) -> cuzk_status {
-    ffi_boundary!(err, {
-        CANCELS.get(cancel, "cancel")?.token.cancel();
-        Ok(())
-    })
-}
-
-/// Frees a token. Calls in flight with it keep it until they return. NULL,
-/// or a token already freed, is a no-op; later calls with it (a trigger
-/// too) get `CUZK_INVALID_HANDLE`.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_cancel_free(cancel: *mut cuzk_cancel) {
-    ffi_boundary!(value_on_panic: (), {
-        CANCELS.remove(cancel);
     })
 }

@@ -25,7 +25,9 @@
 #[macro_use]
 mod boundary;
 mod aggregate;
+mod cancel;
 mod circuit;
+mod device;
 mod engine;
 mod handles;
 mod mem;
@@ -39,7 +41,9 @@ mod tests;
 use std::ffi::c_char;
 
 pub use aggregate::*;
+pub use cancel::*;
 pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, cuzk_request_proof_len, CUZK_MAX_SYNTHETIC_SIZE};
+pub use device::*;
 pub use engine::*;
 pub use mem::*;
 pub use params::*;

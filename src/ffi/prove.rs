@@ -1,14 +1,15 @@
 //! `cuzk_prove` and `cuzk_verify`.
 
 use super::boundary::{arg_bytes, arg_opt_out, arg_out, arg_ref};
+use super::cancel::cuzk_cancel;
 use super::circuit::{circuit_from_c, cuzk_circuit};
-use super::engine::{cuzk_cancel, cuzk_engine, device_present, engine_or_default};
+use super::device::{cuzk_backend, device_present};
+use super::engine::{cuzk_engine, engine_or_default};
 use super::params::cuzk_params;
 use super::pce::cuzk_pce;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::circuits::{Circuit, Statement};
 use crate::engine::{self, CancelToken, Engine, Priority, ProveOptions, Timings};
-use crate::gpu;
 use crate::groth16::Backend;
 use crate::params::Srs;
 
@@ -18,18 +19,6 @@ const _: () = assert!(CUZK_PROOF_BYTES == crate::groth16::PROOF_BYTES);
 
 /// `cuzk_prove_request::priority` of the latency class: above every throughput level (0..=255).
 pub const CUZK_PRIORITY_CRITICAL: u32 = 256;
-
-/// Where a proof runs (values of `cuzk_prove_request::backend`).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cuzk_backend {
-    /// CUDA device 0 when one is present, else the CPU (the default: 0).
-    CUZK_BACKEND_AUTO = 0,
-    /// The CPU.
-    CUZK_BACKEND_CPU = 1,
-    /// The CUDA device `cuzk_prove_request::device`.
-    CUZK_BACKEND_CUDA = 2,
-}
 
 /// One proof to make. Read during the call only; nothing is kept.
 ///
@@ -262,7 +251,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let params = super::params::HANDLES.get(params, "params")?;
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let engine = super::engine::ENGINES.get_opt(engine, "engine")?;
-        let cancel = super::engine::CANCELS.get_opt(cancel, "cancel")?;
+        let cancel = super::cancel::CANCELS.get_opt(cancel, "cancel")?;
         let proof_len = arg_out(proof_len, "proof_len")?;
         let timings = arg_opt_out(timings, "timings")?;
         let needed = req.circuit.proof_len_for(req.input)?;
@@ -312,19 +301,5 @@ pub unsafe extern "C" fn cuzk_verify(
         let req = Request::from_c(arg_ref(request, "request")?)?;
         let proof = arg_bytes(proof, proof_len, "proof")?;
         Ok(engine::verify(params.params.vk(), &req.statement()?, proof)?)
-    })
-}
-
-/// Writes the number of CUDA devices this build can use (0 without the
-/// `cuda` feature, or without a GPU or driver) to `out`. `CUZK_GPU` when the
-/// machine's GPUs cannot be used (enumeration failed, or one of them is in
-/// prohibited compute mode: then no GPU is used), with the reason in `err`.
-/// Thread-safety: safe from many threads at once.
-#[no_mangle]
-pub unsafe extern "C" fn cuzk_cuda_device_count(out: *mut u32, err: *mut cuzk_error) -> cuzk_status {
-    ffi_boundary!(err, {
-        let out = arg_out(out, "out")?;
-        out.write(gpu::usable_device_count()? as u32);
-        Ok(())
     })
 }

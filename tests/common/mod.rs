@@ -6,9 +6,9 @@ use bellperson::groth16::{create_proof, Parameters};
 use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
 use blstrs::{Bls12, Scalar};
 use cuzk::groth16::{self, proof_bytes};
+use cuzk::oracles::reference::ReferenceCs;
 use cuzk::params::dummy_params;
 use cuzk::pce::{evaluate, extract, Pce};
-use cuzk::reference::ReferenceCs;
 use cuzk::witness::Witness;
 use ff::Field;
 

@@ -19,7 +19,6 @@
 //! - `c1`: parsing and validating a C1 output, partition circuits and public inputs;
 //! - `params`: the file names and verifying keys of filecoin-proofs' parameter cache;
 //! - `witness`: the partition's witness, its challenges synthesized in parallel;
-//! - `fixture` (feature `oracles`): makes real C1 outputs for tests and benchmarks.
 //!
 //! This file holds the glue the others share: the tree shapes and the dispatch over them.
 //!
@@ -36,13 +35,11 @@ use filecoin_proofs_api::RegisteredSealProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, StackedCompound};
 
-use crate::circuits::guarded;
+use crate::circuits::filecoin::guarded;
 use crate::{Error, Result};
 
 mod c1;
 mod circuit;
-#[cfg(feature = "oracles")]
-mod fixture;
 mod free;
 mod params;
 mod sizes;
@@ -52,10 +49,6 @@ pub use c1::PorepC1;
 use c1::{ShapedProofs, VanillaProofs};
 pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, PorepCircuit};
 use circuit::{AnyShape, ShapedCircuit};
-#[cfg(feature = "oracles")]
-pub(crate) use fixture::fil;
-#[cfg(feature = "oracles")]
-pub use fixture::{make_c1, prover_id_from_miner, SealedC1, SealedSector};
 pub use params::{params_file_name, read_verifying_key};
 pub use sizes::{PorepSize, SealVariant};
 

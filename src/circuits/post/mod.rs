@@ -14,7 +14,6 @@
 //! - `input`: the request encoding;
 //! - `circuit`: the partition circuit (tree shape erased), its id, its blank form;
 //! - `request`: a parsed request's partitions and public inputs;
-//! - `fixture` (feature `oracles`): vanilla proofs of a sector sealed on the spot.
 
 use std::fmt;
 
@@ -25,19 +24,15 @@ use filecoin_proofs_api::RegisteredPoStProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_post::fallback;
 
-use super::guarded;
+use super::filecoin::guarded;
 use super::porep::PorepSize;
 use crate::{Error, Result};
 
 mod circuit;
-#[cfg(feature = "oracles")]
-mod fixture;
 mod input;
 mod request;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, PostCircuit};
-#[cfg(feature = "oracles")]
-pub use fixture::{filecoin_verify, PostFixture};
 pub use input::{PostInput, INPUT_MAGIC, INPUT_VERSION};
 pub(crate) use request::proof_len_of;
 pub use request::PostRequest;

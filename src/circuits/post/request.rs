@@ -13,7 +13,7 @@ use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
 use super::{config, public_params_for, Domain, PostCircuit, PostInput, PostKind, PostType, Shape};
-use crate::circuits::{canonical, check_partition_index, guarded, merkle_proof_sound};
+use crate::circuits::filecoin::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
 /// The most partitions a WindowPoSt deadline holds (the miner actor's

@@ -17,14 +17,10 @@ use super::porep::PorepSize;
 use crate::Result;
 
 mod circuit;
-#[cfg(feature = "oracles")]
-mod fixture;
 mod input;
 mod request;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, SnapCircuit};
-#[cfg(feature = "oracles")]
-pub use fixture::{filecoin_verify, make_snap_input};
 pub use input::SnapInput;
 pub use request::SnapRequest;
 

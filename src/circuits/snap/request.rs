@@ -17,8 +17,8 @@ use storage_proofs_update::{
 
 use super::circuit::public_params;
 use super::{partitions, size_of, Shape, SnapCircuit, SnapInput};
+use crate::circuits::filecoin::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::circuits::porep::PorepSize;
-use crate::circuits::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
 pub(super) struct Shaped<Tree: Shape> {

@@ -238,7 +238,9 @@ fn device_spmv_matches_the_host() {
         use crate::circuits::Circuit;
         use crate::circuits::WitnessSource;
         let dir = std::env::temp_dir().join(format!("cuzk-spmv-porep-{}", std::process::id()));
-        let c1 = porep::make_c1(PorepSize::KiB2, porep::SealVariant::Interactive, &dir, 7).map(|c1| c1.bytes).unwrap();
+        let c1 = crate::oracles::porep::make_c1(PorepSize::KiB2, porep::SealVariant::Interactive, &dir, 7)
+            .map(|c1| c1.bytes)
+            .unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let statement = Circuit::Porep(PorepSize::KiB2).statement(0, &c1).unwrap();
         let pce = porep::extract_pce(PorepSize::KiB2).unwrap();

@@ -10,8 +10,9 @@ use filecoin_proofs_api::{seal, update, PaddedBytesAmount, UnpaddedBytesAmount};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{registered_proof, SnapInput};
-use crate::circuits::porep::{fil, PorepSize, SealedSector};
+use super::porep::{fil, SealedSector};
+use crate::circuits::porep::PorepSize;
+use crate::circuits::snap::{registered_proof, SnapInput};
 use crate::{Error, Result};
 
 fn io(e: std::io::Error) -> Error {

@@ -13,7 +13,7 @@ use filecoin_proofs_api::{
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{PorepSize, SealVariant};
+use crate::circuits::porep::{PorepSize, SealVariant};
 use crate::{Error, Result};
 
 /// The prover id filecoin-ffi derives from a miner (actor) id: the payload of the ID address

@@ -10,8 +10,8 @@ use filecoin_proofs_api::{PrivateReplicaInfo, PublicReplicaInfo, SectorId};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{PostInput, PostKind, PostType};
-use crate::circuits::porep::{fil, SealedSector};
+use super::porep::{fil, SealedSector};
+use crate::circuits::post::{PostInput, PostKind, PostType};
 use crate::{Error, Result};
 
 /// One sealed sector (2 KiB or 8 MiB) that PoSt requests prove, kept until dropped.
