@@ -295,7 +295,7 @@ enum cuzk_circuit_kind
   CUZK_CIRCUIT_POREP = 2,
   /**
    * Filecoin WinningPoSt (`StackedDrgWinning<size>V1`): `name` is the
-   * sector size, `size` 0. A request's `input` is a PoSt input (README
+   * sector size, `size` 0. A request's `input` is a PoSt input (docs/proofs.md,
    * "PoSt and SnapDeals": the registered proof, randomness, prover id and the one
    * sector's vanilla proof); its proof is 192 bytes. Always in the latency
    * class (`CUZK_PRIORITY_CRITICAL`). Needs the `porep` feature.
@@ -312,7 +312,7 @@ enum cuzk_circuit_kind
   CUZK_CIRCUIT_WINDOW_POST = 4,
   /**
    * Filecoin SnapDeals (`StackedDrg<size>V1` update): `name` is the sector
-   * size, `size` 0. A request's `input` is a SnapDeals input (README
+   * size, `size` 0. A request's `input` is a SnapDeals input (docs/proofs.md,
    * "PoSt and SnapDeals": the registered update proof, comm_r_old, comm_r_new,
    * comm_d_new and every partition's vanilla proof); its proof is 192
    * bytes per partition (1 at 2 KiB, 4 at 8 MiB, 16 from 512 MiB).

@@ -713,7 +713,7 @@ func TestManyCallersStayUnderTheThreadLimit(t *testing.T) {
 	}
 }
 
-// decodePoSt splits a PoSt input (README "PoSt and SnapDeals") into its fields: the test's
+// decodePoSt splits a PoSt input (docs/proofs.md, "PoSt and SnapDeals") into its fields: the test's
 // check that the typed requests encode exactly what the library reads.
 func decodePoSt(t *testing.T, b []byte) (proofType string, randomness, proverID [32]byte, partition *uint64, vanilla [][]byte) {
 	t.Helper()

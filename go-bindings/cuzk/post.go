@@ -40,12 +40,12 @@ type WindowPoStRequest struct {
 	Partition *uint64
 }
 
-// Input is the request's encoding (README "PoSt and SnapDeals").
+// Input is the request's encoding (docs/proofs.md, "PoSt and SnapDeals").
 func (r WinningPoStRequest) Input() []byte {
 	return postInput(r.ProofType, r.Randomness, r.ProverID, nil, [][]byte{r.VanillaProof})
 }
 
-// Input is the request's encoding (README "PoSt and SnapDeals").
+// Input is the request's encoding (docs/proofs.md, "PoSt and SnapDeals").
 func (r WindowPoStRequest) Input() []byte {
 	return postInput(r.ProofType, r.Randomness, r.ProverID, r.Partition, r.VanillaProofs)
 }
@@ -90,7 +90,7 @@ type SnapDealsRequest struct {
 	PartitionProofs [][]byte
 }
 
-// Input is the request's encoding (README "PoSt and SnapDeals").
+// Input is the request's encoding (docs/proofs.md, "PoSt and SnapDeals").
 func (r SnapDealsRequest) Input() []byte {
 	size := 16 + len(r.ProofType) + 96 + 8
 	for _, v := range r.PartitionProofs {

@@ -1,6 +1,6 @@
 //! `sha256-chain`: k chained SHA-256 compressions from bellperson's gadgets,
-//! defined constraint for constraint like the peer benchmark's circuit
-//! (`shared/tools/peer-bench`): state₀ = IV, stateᵢ₊₁ = compress(stateᵢ, blockᵢ)
+//! defined constraint for constraint like the circuit of the peer benchmarks in
+//! BENCHMARKS.md (bellperson and supraseal-c2 proving it): state₀ = IV, stateᵢ₊₁ = compress(stateᵢ, blockᵢ)
 //! with 512 private bits per block, the final state multipacked into 2 inputs.
 //! Boolean-heavy, like PoRep.
 

@@ -44,7 +44,7 @@ pub struct EngineConfig {
     /// False leaves the host's malloc as it is: freed proof buffers may then
     /// stay in malloc's arenas, and RSS exceed the budget's prediction.
     pub tune_malloc: bool,
-    /// Bytes of the budget only critical requests may take (`None`: [`default_critical_reserve`]
+    /// Bytes of the budget only critical requests may take (`None`: `default_critical_reserve`
     /// of the budget; `Some(0)`: none). Enough for one critical proof's footprint means a
     /// critical request never waits for memory that throughput work holds.
     pub critical_reserve: Option<u64>,

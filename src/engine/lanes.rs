@@ -88,7 +88,7 @@ pub struct DeviceStats {
     /// their intervals, so busy / wall is the device's busy fraction).
     pub busy_seconds: f64,
     /// False once it failed `FAILURES_TO_SIDELINE` times in a row with a
-    /// device error: `Auto` requests avoid it for [`COOL_DOWN`], then probe it
+    /// device error: `Auto` requests avoid it for `COOL_DOWN`, then probe it
     /// again (a request naming it still goes there; a success brings it back).
     pub healthy: bool,
     /// Device memory (cudaMemGetInfo) now; 0 for the CPU.

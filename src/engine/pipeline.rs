@@ -222,7 +222,7 @@ impl Engine {
     }
 
     /// Predicted peak RSS for `j` proofs of `pce` in flight, over `static_bytes` resident once
-    /// the engine is warm (see [`super::footprint::predicted_peak`]).
+    /// the engine is warm (see `engine/footprint.rs`: `predicted_peak`).
     pub fn predicted_peak(&self, static_bytes: u64, pce: &Pce, j: usize) -> u64 {
         super::footprint::predicted_peak(static_bytes, pce, self.kind(), j, self.abc_holders())
     }

@@ -2,7 +2,7 @@
 //! over a safe Rust function. `include/cuzk.h` is generated from this module
 //! by a pinned cbindgen (see `cbindgen.toml` and `scripts/gen-header.sh`).
 //!
-//! Conventions (README "API conventions"):
+//! Conventions (docs/api.md):
 //! - every fallible function returns a [`cuzk_status`] and writes its results
 //!   through out-params only on success;
 //! - error detail goes into a caller-owned [`cuzk_error`] passed to the call

@@ -85,7 +85,7 @@ pub fn prove(
 }
 
 /// Makes `backend` ready to prove `pce`'s circuit with `params`: on a GPU, what the first
-/// proof would otherwise do ([`super::cuda::prepare`]); nothing on the CPU. `ParamsMismatch`
+/// proof would otherwise do (`cuda::prepare`); nothing on the CPU. `ParamsMismatch`
 /// when they are not `pce`'s.
 #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
 pub fn prepare(backend: Backend, pce: &Pce, params: &Parameters<Bls12>, policy: &SharingPolicy) -> Result<()> {

@@ -1,5 +1,5 @@
 //! Test oracles, for the tests and cuzk-bench only (feature `oracles`; the `libcuzk.a` hosts
-//! link carries none): bellperson's prover state rewritten ([`reference`]), and real Filecoin
+//! link carries none): bellperson's prover state rewritten ([`mod@reference`]), and real Filecoin
 //! inputs made on the spot with filecoin-proofs' own API, with its own verdicts on proofs:
 //! sealed sectors' C1 outputs of every seal variant ([`porep`]), PoSt vanilla proofs
 //! ([`post`]) and SnapDeals inputs ([`snap`]).

@@ -182,7 +182,7 @@ fn g2(checked: bool) -> impl Fn(&[u8; G2_BYTES]) -> Option<G2Affine> + Sync {
 /// Reads a `.params` file: from its decoded cache beside it when that is a good cache of the
 /// file as it is now (`params_cache.rs`), else by decoding it ([`decode_params`]) and writing
 /// the cache for the next start, in the background (a cache that cannot be written is only
-/// logged; [`super::wait_for_params_cache`] waits for it). `TooLarge`
+/// logged; [`super::wait_for_cache_writes`] waits for it). `TooLarge`
 /// when the process cannot take the decoded parameters (about the file's size: points are kept
 /// as the file stores them, uncompressed).
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {

@@ -88,7 +88,7 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
     }
 }
 
-/// Generates real (sound) parameters for the circuit of `pce` ([`setup`]: bellperson's
+/// Generates real (sound) parameters for the circuit of `pce` ([`setup()`]: bellperson's
 /// generator's output for `seed`, in seconds) and writes them to `path` atomically (temp +
 /// rename). For demos and tests: the 64-bit seed is the whole trapdoor.
 pub fn generate_params(pce: &Pce, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {

@@ -1,6 +1,6 @@
 //! Groth16 parameters (the SRS) loaded once per file and kept resident.
 //!
-//! An [`Instances`] map keyed by the canonical path, so two spellings of one
+//! An `Instances` map keyed by the canonical path, so two spellings of one
 //! file share one copy. Concurrent loads of one file read it once. The points are accounted as
 //! [`Owner::Srs`] for as long as any user holds the `Arc`.
 //!

@@ -1,7 +1,7 @@
 //! The process-wide PCE registry: one instance per circuit id, shared by every
 //! pipeline through an `Arc`.
 //!
-//! An [`Instances`] map: the first caller loads (or extracts, saves and loads)
+//! An `Instances` map: the first caller loads (or extracts, saves and loads)
 //! while concurrent callers for the same id wait and then share the result, so
 //! the work is done once. Different ids load in parallel. A failed load leaves
 //! the id empty (the next caller retries).

@@ -23,7 +23,7 @@
 //! This file holds the glue the others share: the tree shapes and the dispatch over them.
 //!
 //! Thread-safety: everything here is plain data; [`PorepC1`] is `Send + Sync` and may be shared
-//! across threads to synthesise partitions concurrently. Only [`make_c1`] touches process state
+//! across threads to synthesise partitions concurrently. Only the oracles' `make_c1` touches process state
 //! (the `FIL_PROOFS_PARENT_CACHE` environment variable, see its docs).
 
 use filecoin_proofs::constants::{
