@@ -21,7 +21,8 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
 use crate::groth16::ntt::Domain;
-use crate::pce::matrix::{decode, CsrMatrix, Pce, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use crate::pce::matrix::{decode, CsrMatrix, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use crate::pce::Pce;
 use crate::{mem, Error, Result};
 
 /// Products per batch normalisation (one inversion for the batch).

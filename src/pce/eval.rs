@@ -10,7 +10,8 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use super::matrix::{decode, CsrMatrix, Pce, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use super::matrix::{decode, CsrMatrix, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use super::system::Pce;
 use crate::witness::Witness;
 use crate::{Error, Result};
 

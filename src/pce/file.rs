@@ -41,7 +41,6 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,13 +48,15 @@ use std::sync::{Arc, Mutex, Weak};
 
 use blstrs::Scalar;
 use ff::PrimeField;
-use memmap2::Mmap;
 use rayon::prelude::*;
 
-use super::bad_file;
-use super::header::{sec, Dims, Header, SectionSum};
-pub use super::header::{ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_ID_LEN, SECTIONS, SECTION_NAMES};
-use super::matrix::{Array, Bitmap, CsrMatrix, Densities, Pce};
+pub use super::bytes::FileBytes;
+use super::bytes::Line;
+pub use super::bytes::ALIGN;
+use super::header::{bad_file, sec, Dims, Header, SectionSum};
+pub use super::header::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_ID_LEN, SECTIONS, SECTION_NAMES};
+use super::matrix::{Array, CsrMatrix};
+use super::system::{Bitmap, Densities, Pce};
 pub use super::validate::validate;
 use crate::{Error, Result};
 
@@ -76,55 +77,6 @@ pub enum Access {
     /// rewrite in place (`cp other.pce this.pce`) changes the matrices under
     /// the prover after they were validated.
     Map,
-}
-
-/// 64 bytes aligned to 64: the unit of a read file's buffer, so that every
-/// section (at a 64-byte offset) is aligned for its type and cache lines.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([u8; ALIGN]);
-
-// SAFETY: `Line` is `repr(C)` over a byte array whose size equals its
-// alignment, so it has no padding, and any bit pattern (zero included) is a
-// valid value.
-unsafe impl bytemuck::Zeroable for Line {}
-// SAFETY: as above; `Line` is also `Copy` and `'static`.
-unsafe impl bytemuck::Pod for Line {}
-
-/// The bytes of a `.pce` file that a loaded PCE's arrays view
-/// ([`super::matrix::Array::File`]).
-pub struct FileBytes(Held);
-
-enum Held {
-    /// Read into memory: `len` bytes at the start of `lines`.
-    Read { lines: Vec<Line>, len: usize },
-    /// Mapped (page aligned).
-    Mapped(Mmap),
-}
-
-impl FileBytes {
-    /// A 64-byte aligned copy of `bytes`, held as a read file is: loads
-    /// without the filesystem (tests, fuzzing).
-    pub fn copy_of(bytes: &[u8]) -> FileBytes {
-        let mut lines: Vec<Line> = bytemuck::zeroed_vec(bytes.len().div_ceil(ALIGN));
-        bytemuck::cast_slice_mut::<Line, u8>(&mut lines)[..bytes.len()].copy_from_slice(bytes);
-        FileBytes(Held::Read { lines, len: bytes.len() })
-    }
-
-    /// Whether the bytes are a mapping of the file (else they are in memory).
-    pub fn is_mapped(&self) -> bool {
-        matches!(self.0, Held::Mapped(_))
-    }
-}
-
-impl Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match &self.0 {
-            Held::Read { lines, len } => &bytemuck::cast_slice(lines)[..*len],
-            Held::Mapped(map) => map,
-        }
-    }
 }
 
 /// A PCE loaded from a file, with the identity the file carried.
@@ -296,7 +248,7 @@ pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool, acce
             // whose documentation states it.
             let map =
                 unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| io_err("mapping", path, e))?;
-            FileBytes(Held::Mapped(map))
+            FileBytes::mapped(map)
         }
     };
     load_from(bytes, expected_id, verify_checksums).map_err(|e| match e {
@@ -315,7 +267,7 @@ fn read_all(file: &File, len: u64, path: &Path) -> Result<FileBytes> {
         .enumerate()
         .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * READ_CHUNK) as u64))
         .map_err(|e| io_err("reading", path, e))?;
-    Ok(FileBytes(Held::Read { lines, len }))
+    Ok(FileBytes::read(lines, len))
 }
 
 /// Loads a PCE from the bytes of a `.pce` file. The big arrays stay in

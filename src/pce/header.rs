@@ -28,9 +28,14 @@
 //! [`fingerprint_of`] the dimensions and the section table's lengths and
 //! checksums.
 
-use super::bad_file;
-use super::matrix::{Pce, MAX_COLS};
+use super::matrix::MAX_COLS;
+use super::system::Pce;
 use crate::Result;
+
+/// A `.pce` file, or a PCE, that breaks the format's rules.
+pub(super) fn bad_file(msg: impl Into<String>) -> crate::Error {
+    crate::Error::BadPceFile(msg.into())
+}
 
 /// The first eight bytes of every `.pce` file.
 pub const MAGIC: [u8; 8] = *b"CUZKPCE\0";
@@ -38,8 +43,7 @@ pub const MAGIC: [u8; 8] = *b"CUZKPCE\0";
 pub const FORMAT_VERSION: u32 = 1;
 /// Bytes before the first section.
 pub const HEADER_LEN: usize = 1024;
-/// Alignment of every section's offset.
-pub const ALIGN: usize = 64;
+pub use super::bytes::ALIGN;
 /// Longest circuit id.
 pub const MAX_ID_LEN: usize = 256;
 /// Number of sections.

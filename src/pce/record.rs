@@ -11,9 +11,8 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
-use super::matrix::{
-    decode, encode, Bitmap, CsrMatrix, Densities, Pce, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE,
-};
+use super::matrix::{decode, encode, CsrMatrix, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
+use super::system::{Bitmap, Densities, Pce};
 use crate::{Error, Result};
 
 /// Why recording stops when a matrix outgrows its `u32` row pointers.

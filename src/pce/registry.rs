@@ -18,7 +18,7 @@ use std::sync::Arc;
 use once_cell::sync::Lazy;
 
 use super::file::{self, Access};
-use super::matrix::Pce;
+use super::system::Pce;
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::bad_file;
-use super::matrix::{decode, Bitmap, CsrMatrix, Pce, MAX_COLS, TAG_DICT};
+use super::header::bad_file;
+use super::matrix::{decode, CsrMatrix, MAX_COLS, TAG_DICT};
+use super::system::{Bitmap, Pce};
 use crate::{Error, Result};
 
 /// Rows per validation task.
