@@ -17,6 +17,7 @@ pub mod post;
 pub mod sha256_chain;
 #[cfg(feature = "porep")]
 pub mod snap;
+mod source;
 mod synthetic;
 
 use std::path::Path;
@@ -27,6 +28,7 @@ use blstrs::Scalar;
 
 pub use mimc_chain::MimcChain;
 pub use sha256_chain::Sha256Chain;
+pub use source::WitnessSource;
 pub use synthetic::{Family, Synthetic};
 
 use crate::groth16::PROOF_BYTES;
@@ -384,24 +386,6 @@ impl Statement {
             #[cfg(feature = "porep")]
             Statement::Snap(r) => r.public_inputs(k),
         }
-    }
-}
-
-/// A circuit whose witness the engine can make: replayed from its PCE's witness program when
-/// the circuit knows its free values natively (sha256-chain, PoRep), else by its gadgets.
-pub trait WitnessSource: Send + Sized {
-    /// The witness by the circuit's gadgets, written into `into`: the reference.
-    fn gadget_witness(self, into: WitnessBuffer) -> Result<Witness>;
-
-    /// The witness the engine uses, written into `into`; `pce` is this circuit's.
-    fn witness(self, _pce: &Pce, into: WitnessBuffer) -> Result<Witness> {
-        self.gadget_witness(into)
-    }
-
-    /// `pce`'s witness program, recorded for this circuit (with its layout) if it is the first
-    /// to ask, when this instance's witness is made by one.
-    fn program<'p>(&self, _pce: &'p Pce) -> Option<&'p Program> {
-        None
     }
 }
 

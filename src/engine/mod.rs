@@ -27,6 +27,7 @@ mod request;
 #[cfg(test)]
 #[allow(unsafe_code)] // getpriority, to check the synthesis threads' nice
 mod tests;
+mod timings;
 
 pub use budget::{drop_idle_buffers, MemoryBudget, Priority, Reservation};
 pub use cancel::CancelToken;
@@ -34,52 +35,5 @@ pub use config::{BudgetSpec, EngineConfig, SYNTHESIS_NICE};
 pub use footprint::{footprint, ABC_HOLDERS_PER_DEVICE};
 pub use lanes::DeviceStats;
 pub use pipeline::{max_threads, Engine, Stage};
-pub use request::{proof_bytes, verify, Request};
-
-use blstrs::Scalar;
-
-use crate::groth16::{Backend, ProveTimings};
-
-/// How to prove a request.
-#[derive(Debug, Clone)]
-pub struct ProveOptions {
-    pub backend: Backend,
-    /// Verify every partition's proof before returning it (the default).
-    pub verify: bool,
-    /// Fixed (r, s) per partition, for reproducible proofs; `None` draws them from the OS.
-    pub randomness: Option<Vec<(Scalar, Scalar)>>,
-}
-
-impl Default for ProveOptions {
-    fn default() -> Self {
-        ProveOptions { backend: Backend::Auto, verify: true, randomness: None }
-    }
-}
-
-/// Seconds per stage of one proof (for a request of several partitions, summed over them).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Timings {
-    /// Waiting for the memory budget, for parameters still being decoded, to hold a, b, c, and
-    /// for a device worker.
-    pub queued: f64,
-    pub witness: f64,
-    pub spmv: f64,
-    pub prove: ProveTimings,
-    pub verify: f64,
-    /// Wall time of the whole request.
-    pub total: f64,
-    /// Where the backend stage ran (the last partition's, for several).
-    pub backend: Option<Backend>,
-}
-
-impl Timings {
-    /// Adds `o`'s seconds stage by stage; `total` is left to the caller, the backend is `o`'s.
-    pub fn add(&mut self, o: &Timings) {
-        self.queued += o.queued;
-        self.witness += o.witness;
-        self.spmv += o.spmv;
-        self.prove.add(&o.prove);
-        self.verify += o.verify;
-        self.backend = o.backend;
-    }
-}
+pub use request::{proof_bytes, verify, ProveOptions, Request};
+pub use timings::Timings;

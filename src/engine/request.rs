@@ -11,13 +11,30 @@ use bellperson::groth16::{Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 
 use super::pipeline::{seconds_since, Partition, Stage};
-use super::{CancelToken, Engine, Priority, ProveOptions, Timings};
+use super::timings::Timings;
+use super::{CancelToken, Engine, Priority};
 use crate::circuits::WitnessSource;
 use crate::circuits::{Instance, ProofClass, Statement};
-use crate::groth16::{self, PROOF_BYTES};
+use crate::groth16::{self, Backend, PROOF_BYTES};
 use crate::params::Srs;
 use crate::pce::Pce;
 use crate::{Error, Result};
+
+/// How to prove a request.
+#[derive(Debug, Clone)]
+pub struct ProveOptions {
+    pub backend: Backend,
+    /// Verify every partition's proof before returning it (the default).
+    pub verify: bool,
+    /// Fixed (r, s) per partition, for reproducible proofs; `None` draws them from the OS.
+    pub randomness: Option<Vec<(Scalar, Scalar)>>,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions { backend: Backend::Auto, verify: true, randomness: None }
+    }
+}
 
 /// One request: a statement and how to prove it. (`S` is a [`Statement`]; the engine's tests
 /// put other partitions there.)

@@ -39,7 +39,7 @@ pub fn discovery() -> &'static std::result::Result<usize, String> {
         // point to live locals, and keeps nothing.
         check(unsafe { ffi::cuzk_gpu_count(&mut n, &mut count_err, &mut prohibited) })
             .map_err(|e| e.to_string())
-            .and_then(|()| super::judge_enumeration(n, count_err, prohibited))
+            .and_then(|()| super::enumeration::judge_enumeration(n, count_err, prohibited))
     })
 }
 

@@ -20,6 +20,7 @@ extern crate blst;
 
 #[cfg(feature = "cuda")]
 mod device;
+mod enumeration;
 #[cfg(feature = "cuda")]
 mod error;
 #[cfg(feature = "cuda")]
@@ -60,27 +61,6 @@ pub use turns::{Ahead, Turn, Urgency};
 
 use crate::Error;
 
-/// cudaGetDeviceCount's "no device" and "no driver (or too old)": a machine without GPUs.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))] // enumeration runs in `cuda` builds; tested in all
-const NO_DEVICE: [i32; 2] = [100, 35];
-
-/// What enumeration's raw results mean: `n` GPUs sppark registers, cudaGetDeviceCount's error
-/// code, the ordinal of the first of those GPUs in prohibited compute mode (-1: none).
-/// sppark's registry opens every GPU at once and fails on one it cannot open (each retry
-/// leaking the threads of those it opened), so then no GPU is used, and this says why.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn judge_enumeration(n: usize, count_err: i32, prohibited: i32) -> std::result::Result<usize, String> {
-    match (count_err, prohibited) {
-        (0, -1) => Ok(n),
-        (0, ordinal) => Err(format!(
-            "CUDA device {ordinal} is in prohibited compute mode: no context can be made on it, so no GPU is \
-             used (hide it with CUDA_VISIBLE_DEVICES, or change its mode)"
-        )),
-        (e, _) if NO_DEVICE.contains(&e) => Ok(0),
-        (e, _) => Err(format!("enumerating CUDA devices failed (cudaGetDeviceCount error {e}): no GPU is used")),
-    }
-}
-
 /// The number of usable GPUs, or `Error::Gpu` saying why the machine's GPUs cannot be used
 /// (enumeration failed: see `judge_enumeration`). 0 without the `cuda` feature.
 pub fn usable_device_count() -> crate::Result<usize> {
@@ -105,20 +85,4 @@ pub fn check_device(id: u32) -> crate::Result<()> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod enumeration_tests {
-    use super::judge_enumeration;
-
-    #[test]
-    fn enumeration_failures_are_reported_not_taken_for_no_gpu() {
-        assert_eq!(judge_enumeration(2, 0, -1), Ok(2));
-        assert_eq!(judge_enumeration(0, 100, -1), Ok(0), "no device");
-        assert_eq!(judge_enumeration(0, 35, -1), Ok(0), "no driver");
-        let e = judge_enumeration(2, 0, 1).unwrap_err();
-        assert!(e.contains("device 1 is in prohibited compute mode"), "{e}");
-        let e = judge_enumeration(0, 3, -1).unwrap_err();
-        assert!(e.contains("cudaGetDeviceCount error 3"), "{e}");
-    }
 }

@@ -4,7 +4,8 @@
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, Scalar};
 
-use super::{assemble, timed, ProveTimings};
+use super::proof::assemble;
+use super::timings::{timed, ProveTimings};
 use crate::gpu::{self, SharingPolicy, Urgency};
 use crate::pce::{Abc, Pce};
 use crate::witness::Witness;

@@ -5,7 +5,9 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
 use super::msm::{msm_g1, msm_g2};
-use super::{ntt, select, timed, ProofParts, ProveTimings};
+use super::ntt;
+use super::proof::{select, ProofParts};
+use super::timings::{timed, ProveTimings};
 use crate::pce::{check_satisfied, evaluate, Abc, Pce};
 use crate::witness::Witness;
 use crate::Result;

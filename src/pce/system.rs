@@ -6,7 +6,8 @@ use blstrs::Scalar;
 
 use super::copies::DeviceCopies;
 use super::matrix::{Array, CsrMatrix};
-use super::program::{Layout, Program, ProgramSlot};
+use super::program::trust::ProgramSlot;
+use super::program::{Layout, Program};
 use crate::witness::Witness;
 use crate::{Error, Result};
 

@@ -17,22 +17,44 @@ use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedDrg};
 
-use super::circuit::Proving;
-use super::{
-    guarded, vanilla_params, Compound, PorepCircuit, PorepSize, PubIn, SealVariant, Shape, ShapedCircuit, VanillaProof,
-    G,
-};
+use super::circuit::{CircuitShape, PorepCircuit, ShapedCircuit};
+use super::proving::Proving;
+use super::shape::{vanilla_params, Compound, PubIn, Shape, VanillaProof, G};
+use super::sizes::{PorepSize, SealVariant};
+use crate::circuits::filecoin::guarded;
 use crate::{Error, Result};
 
-pub(super) struct ShapedProofs<Tree: Shape> {
+struct ShapedProofs<Tree: Shape> {
     vp: stacked::PublicParams<Tree>,
     vanilla: Vec<Vec<VanillaProof<Tree>>>,
 }
 
-pub(super) enum VanillaProofs {
+enum VanillaProofs {
     Base(ShapedProofs<SectorShapeBase>),
     Sub8(ShapedProofs<SectorShapeSub8>),
     Top2(ShapedProofs<SectorShapeTop2>),
+}
+
+/// A tree shape whose vanilla proofs erase into [`VanillaProofs`] (and whose circuits into
+/// [`PorepCircuit`]).
+trait ProofsShape: CircuitShape {
+    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs;
+}
+
+impl ProofsShape for SectorShapeBase {
+    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
+        VanillaProofs::Base(t)
+    }
+}
+impl ProofsShape for SectorShapeSub8 {
+    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
+        VanillaProofs::Sub8(t)
+    }
+}
+impl ProofsShape for SectorShapeTop2 {
+    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
+        VanillaProofs::Top2(t)
+    }
 }
 
 /// A parsed and validated C1 output, ready to build partition circuits from.
@@ -284,7 +306,7 @@ fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
 /// Moves the vanilla proofs into their concrete type and validates their shape against the
 /// public parameters of the seal proof `rp`, then verifies them (vanilla verification, as C1
 /// itself does).
-fn typed<Tree: Shape>(rp: RegisteredSealProof, pub_in: &PubIn, raw: Box<dyn Any>) -> Result<VanillaProofs> {
+fn typed<Tree: ProofsShape>(rp: RegisteredSealProof, pub_in: &PubIn, raw: Box<dyn Any>) -> Result<VanillaProofs> {
     let (size, variant) = PorepSize::from_registered_proof(rp)?;
     let vanilla: Vec<Vec<VanillaProof<Tree>>> = *raw
         .downcast()
@@ -338,7 +360,7 @@ fn typed<Tree: Shape>(rp: RegisteredSealProof, pub_in: &PubIn, raw: Box<dyn Any>
     Ok(Tree::wrap_proofs(ShapedProofs { vp, vanilla }))
 }
 
-impl<Tree: Shape> ShapedProofs<Tree> {
+impl<Tree: CircuitShape> ShapedProofs<Tree> {
     /// What `StackedCompound::circuit` builds for partition `k`, with the same checks.
     fn circuit(&self, pub_in: &PubIn, k: usize) -> Result<PorepCircuit> {
         let challenges = &self.vanilla[k];

@@ -4,14 +4,16 @@ use std::fmt;
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultTreeDomain, SectorShapeBase, SectorShapeSub8, SectorShapeTop2,
-};
+use filecoin_proofs::constants::{SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedDrg};
 
-use super::{free, guarded, vanilla_params, witness, Compound, PorepSize, Shape, VanillaProof, G};
+use super::proving::Proving;
+use super::shape::{vanilla_params, Compound, Shape, G};
+use super::sizes::PorepSize;
+use super::{free, witness};
+use crate::circuits::filecoin::guarded;
 use crate::circuits::WitnessSource;
 use crate::pce::program::Program;
 use crate::pce::Pce;
@@ -23,7 +25,7 @@ fn cache_id_typed<Tree: Shape>(size: PorepSize) -> Result<String> {
     Ok(<Compound<Tree> as CacheableParameters<StackedCircuit<Tree, G>, _>>::cache_identifier(&vp))
 }
 
-fn blank_typed<Tree: Shape>(size: PorepSize) -> Result<PorepCircuit> {
+fn blank_typed<Tree: CircuitShape>(size: PorepSize) -> Result<PorepCircuit> {
     let vp = vanilla_params::<Tree>(size.registered_proof())?;
     let c = guarded("building the blank PoRep circuit", Error::Synthesis, || {
         Ok(<Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::blank_circuit(&vp))
@@ -65,55 +67,32 @@ pub(super) enum AnyShape {
     Top2(ShapedCircuit<SectorShapeTop2>),
 }
 
+/// A tree shape whose circuits erase into [`PorepCircuit`].
+pub(super) trait CircuitShape: Shape {
+    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit;
+}
+
+impl CircuitShape for SectorShapeBase {
+    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
+        PorepCircuit(AnyShape::Base(c))
+    }
+}
+impl CircuitShape for SectorShapeSub8 {
+    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
+        PorepCircuit(AnyShape::Sub8(c))
+    }
+}
+impl CircuitShape for SectorShapeTop2 {
+    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
+        PorepCircuit(AnyShape::Top2(c))
+    }
+}
+
 pub(super) enum ShapedCircuit<Tree: Shape> {
     /// No witness values: filecoin-proofs' blank circuit (parameters, PCE extraction).
     Blank(StackedCircuit<Tree, G>),
-    /// A C1's partition: what `StackedCompound::circuit` puts into its `StackedCircuit`
-    /// (whose fields are private), kept here so challenges can be synthesized one by one.
+    /// A C1's partition, its challenges kept apart so they can be synthesized one by one.
     Proving(Proving<Tree>),
-}
-
-pub(super) struct Proving<Tree: Shape> {
-    pub(super) replica_id: DefaultTreeDomain,
-    pub(super) comm_d: Option<DefaultPieceDomain>,
-    pub(super) comm_r: Option<DefaultTreeDomain>,
-    pub(super) comm_r_last: DefaultTreeDomain,
-    pub(super) comm_c: DefaultTreeDomain,
-    /// One vanilla proof per challenge.
-    pub(super) challenges: Vec<VanillaProof<Tree>>,
-}
-
-impl<Tree: Shape> Proving<Tree> {
-    /// filecoin-proofs' own synthesis of the prefix and the given challenges.
-    fn synthesize_with<CS: ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        challenges: Vec<VanillaProof<Tree>>,
-    ) -> std::result::Result<(), SynthesisError> {
-        StackedCircuit::<Tree, G>::synthesize(
-            cs,
-            Some(self.replica_id),
-            self.comm_d,
-            self.comm_r,
-            Some(self.comm_r_last),
-            Some(self.comm_c),
-            challenges.into_iter().map(Into::into).collect(),
-        )
-    }
-}
-
-impl<Tree: Shape> witness::Challenges for Proving<Tree> {
-    fn count(&self) -> usize {
-        self.challenges.len()
-    }
-
-    fn synthesize<CS: ConstraintSystem<Scalar>>(
-        &self,
-        cs: &mut CS,
-        i: Option<usize>,
-    ) -> std::result::Result<(), SynthesisError> {
-        self.synthesize_with(cs, i.map(|i| self.challenges[i].clone()).into_iter().collect())
-    }
 }
 
 impl<Tree: Shape> ShapedCircuit<Tree> {

@@ -15,8 +15,8 @@ use blstrs::Scalar;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_porep::stacked::ColumnProof;
 
-use super::circuit::Proving;
-use super::Shape;
+use super::proving::Proving;
+use super::shape::Shape;
 use crate::{Error, Result};
 
 /// A Merkle path as filecoin's circuits take it: per level, the siblings and the index.

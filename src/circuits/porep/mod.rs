@@ -19,77 +19,26 @@
 //! - `c1`: parsing and validating a C1 output, partition circuits and public inputs;
 //! - `params`: the file names and verifying keys of filecoin-proofs' parameter cache;
 //! - `witness`: the partition's witness, its challenges synthesized in parallel;
+//! - `shape`: the tree shapes and filecoin-proofs' seal types at a shape, which the others share;
+//! - `proving`: one C1 partition's circuit data (commitments and challenges);
+//! - `free`: the free values of a partition's witness program, taken from that data.
 //!
-//! This file holds the glue the others share: the tree shapes and the dispatch over them.
+//! This file only names the modules and re-exports the public API.
 //!
 //! Thread-safety: everything here is plain data; [`PorepC1`] is `Send + Sync` and may be shared
 //! across threads to synthesise partitions concurrently. Only the oracles' `make_c1` touches process state
 //! (the `FIL_PROOFS_PARENT_CACHE` environment variable, see its docs).
 
-use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, DefaultTreeHasher, SectorShapeBase, SectorShapeSub8,
-    SectorShapeTop2,
-};
-use filecoin_proofs::parameters::public_params;
-use filecoin_proofs_api::RegisteredSealProof;
-use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, StackedCompound};
-
-use crate::circuits::filecoin::guarded;
-use crate::{Error, Result};
-
 mod c1;
 mod circuit;
 mod free;
 mod params;
+mod proving;
+mod shape;
 mod sizes;
 mod witness;
 
 pub use c1::PorepC1;
-use c1::{ShapedProofs, VanillaProofs};
 pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, PorepCircuit};
-use circuit::{AnyShape, ShapedCircuit};
 pub use params::{params_file_name, read_verifying_key};
 pub use sizes::{PorepSize, SealVariant};
-
-type G = DefaultPieceHasher;
-type PubIn = stacked::PublicInputs<DefaultTreeDomain, DefaultPieceDomain>;
-type VanillaProof<Tree> = stacked::Proof<Tree, G>;
-type Compound<Tree> = StackedCompound<Tree, G>;
-
-/// The tree shapes filecoin-proofs uses for V1_1 seals, with the glue that erases them.
-trait Shape: MerkleTreeTrait<Hasher = DefaultTreeHasher> + Sized + 'static {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit;
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs;
-}
-
-impl Shape for SectorShapeBase {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Base(c))
-    }
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Base(t)
-    }
-}
-impl Shape for SectorShapeSub8 {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Sub8(c))
-    }
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Sub8(t)
-    }
-}
-impl Shape for SectorShapeTop2 {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Top2(c))
-    }
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Top2(t)
-    }
-}
-
-/// filecoin-proofs' public parameters of a seal proof: its graph (from its porep id) and
-/// challenges (the variant's derivation). Every variant of a size has the same circuit.
-fn vanilla_params<Tree: Shape>(rp: RegisteredSealProof) -> Result<stacked::PublicParams<Tree>> {
-    guarded("building PoRep public parameters", Error::InvalidInput, || public_params::<Tree>(&rp.as_v1_config()))
-}

@@ -7,7 +7,8 @@ use std::path::Path;
 use bellperson::groth16::VerifyingKey;
 use blstrs::Bls12;
 
-use super::{param_cache_identifier, PorepSize};
+use super::circuit::param_cache_identifier;
+use super::sizes::PorepSize;
 use crate::{Error, Result};
 
 /// The file name filecoin-proofs gives `size`'s parameters in its parameter cache

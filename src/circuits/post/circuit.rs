@@ -9,7 +9,8 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
 
-use super::{public_params_for, request, PostKind, PostType, Shape};
+use super::post_type::{public_params_for, PostKind, PostType};
+use super::shape::Shape;
 use crate::circuits::WitnessSource;
 use crate::witness::{Witness, WitnessBuffer};
 use crate::Result;
@@ -25,14 +26,16 @@ pub(super) enum AnyShape {
     Top2(FallbackPoStCircuit<SectorShapeTop2>),
 }
 
+/// A tree shape whose circuits erase into [`PostCircuit`].
+pub(super) trait CircuitShape: Shape {
+    fn wrap_circuit(c: FallbackPoStCircuit<Self>) -> PostCircuit;
+}
+
 macro_rules! shapes {
     ($($shape:ident => $variant:ident),*) => {$(
-        impl Shape for $shape {
+        impl CircuitShape for $shape {
             fn wrap_circuit(c: FallbackPoStCircuit<Self>) -> PostCircuit {
                 PostCircuit(AnyShape::$variant(c))
-            }
-            fn wrap_request(r: request::Shaped<Self>) -> request::AnyShape {
-                request::AnyShape::$variant(r)
             }
         }
     )*};
@@ -44,7 +47,7 @@ fn cache_id_typed<Tree: Shape>(t: PostType) -> Result<String> {
     Ok(<FallbackPoStCompound<Tree> as CacheableParameters<FallbackPoStCircuit<Tree>, _>>::cache_identifier(&pp))
 }
 
-fn blank_typed<Tree: Shape>(t: PostType) -> Result<PostCircuit> {
+fn blank_typed<Tree: CircuitShape>(t: PostType) -> Result<PostCircuit> {
     let pp = public_params_for::<Tree>(t.registered_proof())?;
     Ok(Tree::wrap_circuit(<FallbackPoStCompound<Tree> as CompoundProof<
         FallbackPoSt<'_, Tree>,

@@ -14,151 +14,19 @@
 //! - `input`: the request encoding;
 //! - `circuit`: the partition circuit (tree shape erased), its id, its blank form;
 //! - `request`: a parsed request's partitions and public inputs;
-
-use std::fmt;
-
-use filecoin_hashers::Hasher;
-use filecoin_proofs::constants::DefaultTreeHasher;
-use filecoin_proofs::{PoStConfig, PoStType};
-use filecoin_proofs_api::RegisteredPoStProof;
-use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_post::fallback;
-
-use super::filecoin::guarded;
-use super::porep::PorepSize;
-use crate::{Error, Result};
+//! - `post_type`: the circuit's kind and sector size, its registered proof and parameters;
+//! - `shape`: the tree shapes PoSt uses.
+//!
+//! This file only names the modules and re-exports the public API.
 
 mod circuit;
 mod input;
+mod post_type;
 mod request;
+mod shape;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, PostCircuit};
 pub use input::{PostInput, INPUT_MAGIC, INPUT_VERSION};
+pub use post_type::{PostKind, PostType};
 pub(crate) use request::proof_len_of;
 pub use request::PostRequest;
-
-/// Which PoSt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PostKind {
-    /// One sector, 66 challenges, one partition: the block-production proof with a deadline.
-    Winning,
-    /// Many sectors, 10 challenges each, one partition per `sectors_per_partition` sectors.
-    Window,
-}
-
-/// A PoSt circuit: its kind and sector size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PostType {
-    pub kind: PostKind,
-    pub size: PorepSize,
-}
-
-/// The tree shapes PoSt uses, with the glue that erases them.
-trait Shape: MerkleTreeTrait<Hasher = DefaultTreeHasher> + Sized + 'static {
-    fn wrap_circuit(c: fallback::FallbackPoStCircuit<Self>) -> PostCircuit;
-    fn wrap_request(r: request::Shaped<Self>) -> request::AnyShape;
-}
-
-type Domain = <DefaultTreeHasher as Hasher>::Domain;
-
-impl PostType {
-    /// The registered proof of this circuit that filecoin-proofs-api 19.1 registers now:
-    /// `StackedDrgWinning<size>V1`, `StackedDrgWindow<size>V1_2`.
-    pub fn registered_proof(self) -> RegisteredPoStProof {
-        use RegisteredPoStProof::*;
-        match (self.kind, self.size) {
-            (PostKind::Winning, PorepSize::KiB2) => StackedDrgWinning2KiBV1,
-            (PostKind::Winning, PorepSize::MiB8) => StackedDrgWinning8MiBV1,
-            (PostKind::Winning, PorepSize::MiB512) => StackedDrgWinning512MiBV1,
-            (PostKind::Winning, PorepSize::GiB32) => StackedDrgWinning32GiBV1,
-            (PostKind::Winning, PorepSize::GiB64) => StackedDrgWinning64GiBV1,
-            (PostKind::Window, PorepSize::KiB2) => StackedDrgWindow2KiBV1_2,
-            (PostKind::Window, PorepSize::MiB8) => StackedDrgWindow8MiBV1_2,
-            (PostKind::Window, PorepSize::MiB512) => StackedDrgWindow512MiBV1_2,
-            (PostKind::Window, PorepSize::GiB32) => StackedDrgWindow32GiBV1_2,
-            (PostKind::Window, PorepSize::GiB64) => StackedDrgWindow64GiBV1_2,
-        }
-    }
-
-    /// The circuit a registered proof is proven with. WindowPoSt `V1` and `V1_2` share it
-    /// (and its parameters); they differ in how challenges are drawn, which the request's
-    /// public inputs follow.
-    pub fn of_registered_proof(rp: RegisteredPoStProof) -> PostType {
-        let cfg = rp.as_v1_config();
-        let kind = match cfg.typ {
-            PoStType::Winning => PostKind::Winning,
-            PoStType::Window => PostKind::Window,
-        };
-        let size = PorepSize::from_sector_bytes(u64::from(cfg.sector_size))
-            .unwrap_or_else(|_| unreachable!("every registered PoSt proof has a supported sector size"));
-        PostType { kind, size }
-    }
-
-    /// `winning-post-2KiB`, `window-post-32GiB`.
-    pub fn label(self) -> String {
-        match self.kind {
-            PostKind::Winning => format!("winning-post-{}", self.size),
-            PostKind::Window => format!("window-post-{}", self.size),
-        }
-    }
-
-    /// Sectors one partition circuit proves (WindowPoSt: 2, 2,349 at 32 GiB, 2,300 at 64 GiB;
-    /// WinningPoSt: 66 copies of its one sector, one challenge each).
-    pub fn sectors_per_partition(self) -> usize {
-        with_shape!(self.size, public_params_for, self.registered_proof())
-            .map(|pp| pp.sector_count)
-            .unwrap_or_else(|_| unreachable!("the registered proofs' public parameters build"))
-    }
-
-    /// Partitions (Groth16 proofs) of a request with `sectors` vanilla proofs for all
-    /// partitions: `ceil(sectors / sectors_per_partition)` for WindowPoSt, 1 for WinningPoSt.
-    pub fn partitions_for(self, sectors: usize) -> usize {
-        match self.kind {
-            PostKind::Winning => 1,
-            PostKind::Window => sectors.div_ceil(self.sectors_per_partition()).max(1),
-        }
-    }
-}
-
-impl fmt::Display for PostType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.label())
-    }
-}
-
-fn config(rp: RegisteredPoStProof) -> PoStConfig {
-    rp.as_v1_config()
-}
-
-/// The circuit's public parameters for `rp` (the sector and challenge counts of one
-/// partition circuit, and the API version its challenges follow).
-fn public_params_for<Tree: 'static + MerkleTreeTrait>(rp: RegisteredPoStProof) -> Result<fallback::PublicParams> {
-    let cfg = config(rp);
-    guarded("building PoSt public parameters", Error::InvalidInput, || match cfg.typ {
-        PoStType::Winning => filecoin_proofs::parameters::winning_post_public_params::<Tree>(&cfg),
-        PoStType::Window => filecoin_proofs::parameters::window_post_public_params::<Tree>(&cfg),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn registered_proofs_name_their_circuit() {
-        for size in PorepSize::ALL {
-            for kind in [PostKind::Winning, PostKind::Window] {
-                let t = PostType { kind, size };
-                assert_eq!(PostType::of_registered_proof(t.registered_proof()), t);
-            }
-        }
-        let w = PostType::of_registered_proof(RegisteredPoStProof::StackedDrgWindow32GiBV1);
-        assert_eq!(w, PostType { kind: PostKind::Window, size: PorepSize::GiB32 });
-        assert_eq!((w.sectors_per_partition(), w.partitions_for(2349), w.partitions_for(2350)), (2349, 1, 2));
-        let win = PostType { kind: PostKind::Winning, size: PorepSize::KiB2 };
-        assert_eq!(
-            (win.sectors_per_partition(), win.partitions_for(1), win.label()),
-            (66, 1, "winning-post-2KiB".into())
-        );
-    }
-}

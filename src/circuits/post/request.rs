@@ -4,15 +4,18 @@
 use std::fmt;
 
 use blstrs::Scalar;
-use filecoin_hashers::Domain as _;
-use filecoin_proofs::constants::{SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
+use filecoin_hashers::{Domain as _, Hasher};
+use filecoin_proofs::constants::{DefaultTreeHasher, SectorShapeBase, SectorShapeSub8, SectorShapeTop2};
 use filecoin_proofs::FallbackPoStSectorProof;
 use filecoin_proofs_api::RegisteredPoStProof;
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 
-use super::{config, public_params_for, Domain, PostCircuit, PostInput, PostKind, PostType, Shape};
+use super::circuit::{CircuitShape, PostCircuit};
+use super::input::PostInput;
+use super::post_type::{config, public_params_for, PostKind, PostType};
+use super::shape::Shape;
 use crate::circuits::filecoin::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
@@ -21,8 +24,9 @@ use crate::{Error, Result};
 const MAX_PARTITION_INDEX: u64 = 3000;
 
 type VanillaProof<Tree> = fallback::Proof<<Tree as MerkleTreeTrait>::Proof>;
+type Domain = <DefaultTreeHasher as Hasher>::Domain;
 
-pub(super) struct Shaped<Tree: Shape> {
+struct Shaped<Tree: Shape> {
     pp: fallback::PublicParams,
     /// The prover's public inputs: what each partition's circuit takes its sectors from.
     pub_in: fallback::PublicInputs<Domain>,
@@ -34,11 +38,28 @@ pub(super) struct Shaped<Tree: Shape> {
     first: usize,
 }
 
-pub(super) enum AnyShape {
+enum AnyShape {
     Base(Shaped<SectorShapeBase>),
     Sub8(Shaped<SectorShapeSub8>),
     Top2(Shaped<SectorShapeTop2>),
 }
+
+/// A tree shape whose requests erase into [`AnyShape`] (and whose circuits into
+/// [`PostCircuit`]).
+trait RequestShape: CircuitShape {
+    fn wrap_request(r: Shaped<Self>) -> AnyShape;
+}
+
+macro_rules! shapes {
+    ($($shape:ident => $variant:ident),*) => {$(
+        impl RequestShape for $shape {
+            fn wrap_request(r: Shaped<Self>) -> AnyShape {
+                AnyShape::$variant(r)
+            }
+        }
+    )*};
+}
+shapes!(SectorShapeBase => Base, SectorShapeSub8 => Sub8, SectorShapeTop2 => Top2);
 
 /// A parsed, checked PoSt request, ready to build partition circuits from.
 pub struct PostRequest {
@@ -179,7 +200,7 @@ fn decode_vanilla<Tree: Shape>(
     Ok(p)
 }
 
-fn shaped<Tree: Shape>(input: &PostInput) -> Result<AnyShape> {
+fn shaped<Tree: RequestShape>(input: &PostInput) -> Result<AnyShape> {
     let typ = PostType::of_registered_proof(input.proof);
     let cfg = config(input.proof);
     let pp = public_params_for::<Tree>(input.proof)?;
@@ -241,7 +262,7 @@ fn shaped<Tree: Shape>(input: &PostInput) -> Result<AnyShape> {
     Ok(Tree::wrap_request(Shaped { pp, pub_in, partitions, verifier, first }))
 }
 
-impl<Tree: Shape> Shaped<Tree> {
+impl<Tree: CircuitShape> Shaped<Tree> {
     fn circuit(&self, k: usize) -> Result<PostCircuit> {
         let c = guarded("building the PoSt circuit", Error::InvalidInput, || {
             <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::circuit(

@@ -9,7 +9,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
 
-use super::{request, Shape};
+use super::shape::Shape;
 use crate::circuits::porep::PorepSize;
 use crate::circuits::WitnessSource;
 use crate::witness::{Witness, WitnessBuffer};
@@ -25,14 +25,16 @@ pub(super) enum AnyShape {
     Top2(EmptySectorUpdateCircuit<SectorShapeTop2>),
 }
 
+/// A tree shape whose circuits erase into [`SnapCircuit`].
+pub(super) trait CircuitShape: Shape {
+    fn wrap_circuit(c: EmptySectorUpdateCircuit<Self>) -> SnapCircuit;
+}
+
 macro_rules! shapes {
     ($($shape:ident => $variant:ident),*) => {$(
-        impl Shape for $shape {
+        impl CircuitShape for $shape {
             fn wrap_circuit(c: EmptySectorUpdateCircuit<Self>) -> SnapCircuit {
                 SnapCircuit(AnyShape::$variant(c))
-            }
-            fn wrap_request(r: request::Shaped<Self>) -> request::AnyShape {
-                request::AnyShape::$variant(r)
             }
         }
     )*};
@@ -49,7 +51,7 @@ fn cache_id_typed<Tree: Shape>(size: PorepSize) -> String {
     )
 }
 
-fn blank_typed<Tree: Shape>(size: PorepSize) -> SnapCircuit {
+fn blank_typed<Tree: CircuitShape>(size: PorepSize) -> SnapCircuit {
     Tree::wrap_circuit(<EmptySectorUpdateCompound<Tree> as CompoundProof<
         EmptySectorUpdate<Tree>,
         EmptySectorUpdateCircuit<Tree>,

@@ -15,23 +15,42 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof, PublicInputs, PublicParams,
 };
 
-use super::circuit::public_params;
-use super::{partitions, size_of, Shape, SnapCircuit, SnapInput};
+use super::circuit::{public_params, CircuitShape, SnapCircuit};
+use super::input::SnapInput;
+use super::shape::Shape;
+use super::sizes::{partitions, size_of};
 use crate::circuits::filecoin::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::circuits::porep::PorepSize;
 use crate::{Error, Result};
 
-pub(super) struct Shaped<Tree: Shape> {
+struct Shaped<Tree: Shape> {
     pp: PublicParams,
     pub_in: PublicInputs,
     proofs: Vec<PartitionProof<Tree>>,
 }
 
-pub(super) enum AnyShape {
+enum AnyShape {
     Base(Shaped<SectorShapeBase>),
     Sub8(Shaped<SectorShapeSub8>),
     Top2(Shaped<SectorShapeTop2>),
 }
+
+/// A tree shape whose requests erase into [`AnyShape`] (and whose circuits into
+/// [`SnapCircuit`]).
+trait RequestShape: CircuitShape {
+    fn wrap_request(r: Shaped<Self>) -> AnyShape;
+}
+
+macro_rules! shapes {
+    ($($shape:ident => $variant:ident),*) => {$(
+        impl RequestShape for $shape {
+            fn wrap_request(r: Shaped<Self>) -> AnyShape {
+                AnyShape::$variant(r)
+            }
+        }
+    )*};
+}
+shapes!(SectorShapeBase => Base, SectorShapeSub8 => Sub8, SectorShapeTop2 => Top2);
 
 /// A parsed, checked SnapDeals request, ready to build partition circuits from.
 pub struct SnapRequest {
@@ -128,7 +147,7 @@ fn decode_partition<Tree: Shape>(k: usize, bytes: &[u8], size: PorepSize) -> Res
     Ok(p)
 }
 
-fn shaped<Tree: Shape>(input: &SnapInput, size: PorepSize) -> Result<AnyShape> {
+fn shaped<Tree: RequestShape>(input: &SnapInput, size: PorepSize) -> Result<AnyShape> {
     let proofs = input
         .partitions
         .iter()
@@ -157,7 +176,7 @@ fn shaped<Tree: Shape>(input: &SnapInput, size: PorepSize) -> Result<AnyShape> {
 
 type Compound<Tree> = EmptySectorUpdateCompound<Tree>;
 
-impl<Tree: Shape> Shaped<Tree> {
+impl<Tree: CircuitShape> Shaped<Tree> {
     fn circuit(&self, k: usize) -> Result<SnapCircuit> {
         let c = guarded("building the SnapDeals circuit", Error::InvalidInput, || {
             <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::circuit(

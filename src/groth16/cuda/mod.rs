@@ -33,7 +33,9 @@ use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective};
 #[cfg(feature = "cuda")]
 use super::msm::{msm_g1, msm_g2};
 #[cfg(feature = "cuda")]
-use super::{select, timed, ProofParts, ProveTimings};
+use super::proof::{select, ProofParts};
+#[cfg(feature = "cuda")]
+use super::timings::{timed, ProveTimings};
 #[cfg(feature = "cuda")]
 use crate::gpu::{self, Csr, DeviceMatrices, DeviceScalars, ResidentG1, ResidentG2, Scalars, SharingPolicy, Urgency};
 #[cfg(feature = "cuda")]

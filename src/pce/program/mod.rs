@@ -29,14 +29,12 @@ mod record;
 mod replay;
 #[cfg(test)]
 mod tests;
-mod trust;
+pub mod trust;
 
 use blstrs::Scalar;
 use ff::PrimeField;
 
 use super::matrix::{decode, TAG_DICT};
-
-pub use trust::ProgramSlot;
 
 /// Step kinds, in the top two bits of a step's argument.
 const KIND_SHIFT: u32 = 30;
