@@ -14,6 +14,14 @@ mod cuda {
     pub fn build() {
         println!("cargo:rerun-if-changed=cuda");
         println!("cargo:rerun-if-env-changed=NVCC");
+        println!("cargo:rerun-if-env-changed=PATH");
+        if !nvcc_found() {
+            eprintln!(
+                "error: the `cuda` feature needs nvcc: put it on PATH (or name it in NVCC), \
+                 e.g. `source scripts/cuda-env.sh`, which finds or installs one"
+            );
+            std::process::exit(1);
+        }
 
         let mut files: Vec<PathBuf> = std::fs::read_dir("cuda")
             .expect("cuda/ directory")
@@ -42,6 +50,15 @@ mod cuda {
         nvcc.include("cuda");
         nvcc.files(&files);
         nvcc.compile("cuzk_cuda");
+    }
+
+    /// Whether the build will find an nvcc: `$NVCC` (a path, or a name on PATH), else `nvcc` on
+    /// PATH, as sppark and cc look for it.
+    fn nvcc_found() -> bool {
+        let name = std::env::var_os("NVCC").map_or_else(|| PathBuf::from("nvcc"), PathBuf::from);
+        name.is_file()
+            || std::env::var_os("PATH")
+                .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(&name).is_file()))
     }
 
     fn adx() -> bool {

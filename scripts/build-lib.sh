@@ -6,7 +6,7 @@
 #
 #   scripts/build-lib.sh                         # default features less `oracles` (porep)
 #   scripts/build-lib.sh --no-default-features   # any cargo feature flags
-#   scripts/build-lib.sh --features cuda         # after: source ../shared/tools/cuda-env.sh
+#   scripts/build-lib.sh --features cuda         # after: source scripts/cuda-env.sh
 #
 # The library a host links carries no test oracles (feature `oracles`, on by
 # default for the tests and cuzk-bench): unless the flags say

@@ -8,7 +8,7 @@
 #
 # CUZK_CARGO_FLAGS passes cargo feature flags to the library build, e.g.
 # "--no-default-features" (no PoRep: a much shorter first build) or
-# "--features cuda" (after: source ../shared/tools/cuda-env.sh).
+# "--features cuda" (after: source scripts/cuda-env.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/ensure-tools.sh

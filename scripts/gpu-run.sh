@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the `cuda` feature here (no GPU needed) and stages the test binary in
-# .devkit/gpu/ (git-ignored) for the device machine, then prints the command
-# to run there. The device machine has no Rust: everything is linked here.
+# Builds the `cuda` feature here (no GPU needed) and stages the GPU test binary
+# and cuzk-bench in .devkit/gpu/ (git-ignored), then prints the commands to run
+# on a GPU host. The GPU host needs no Rust and no CUDA toolkit: everything is
+# linked here; it needs an NVIDIA driver for CUDA 13.0 or newer (580+) when
+# built with the PyPI nvcc that scripts/cuda-env.sh installs.
 #
 #   scripts/gpu-run.sh            # build + stage
 #   scripts/gpu-run.sh --check    # compile and link only (what CI does)
@@ -10,18 +12,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# nvcc 13.0 from PyPI; exports CUDA_HOME, LIBRARY_PATH and RUSTFLAGS (-L native=$CUDA_HOME/lib).
-# shellcheck disable=SC1091
-source ../shared/tools/cuda-env.sh >/dev/null
-# The device image's libstdc++ may be older than this machine's: link it in.
-case " ${RUSTFLAGS:-} " in *" -C link-arg=-static-libstdc++ "*) ;; *) export RUSTFLAGS="$RUSTFLAGS -C link-arg=-static-libstdc++" ;; esac
+# CUDA_HOME, or the nvcc on PATH, or nvcc 13.0 from PyPI; exports CUDA_HOME,
+# LIBRARY_PATH and RUSTFLAGS (-L native=<the folder with libcudart_static.a>).
+# shellcheck source=scripts/cuda-env.sh
+source scripts/cuda-env.sh
+# The GPU host's libstdc++ may be older than the build machine's: link it in.
+case " ${RUSTFLAGS:-} " in *" -C link-arg=-static-libstdc++ "*) ;; *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C link-arg=-static-libstdc++" ;; esac
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/cuda}"
 
 if [ "${1:-}" = "--check" ]; then
   exec cargo test --release --features cuda --lib --no-run
 fi
 
-# The lib's unit tests hold the GPU tests and the primitive timings (gpu::tests).
+# The lib's unit tests hold the GPU tests (gpu::, groth16::cuda::); the GPU
+# timings are cuzk-bench's `gpu-timings`.
 bin=$(cargo test --release --features cuda --lib --no-run --message-format=json 2>/dev/null |
       python3 -c 'import json,sys
 for l in sys.stdin:
@@ -33,14 +37,16 @@ cargo build --release --features cuda --bin cuzk-bench
 mkdir -p .devkit/gpu
 cp -f "$bin" .devkit/gpu/cuzk-lib-tests
 cp -f "$CARGO_TARGET_DIR/release/cuzk-bench" .devkit/gpu/cuzk-bench
-# The working tree that travels to the device machine is capped at 64 MiB.
+# Stripped: a fraction of the size to copy.
 strip .devkit/gpu/cuzk-lib-tests .devkit/gpu/cuzk-bench
 ls -l .devkit/gpu/
 cat <<'CMD'
 
-# On the device machine (run tool, carry [".devkit/gpu"]):
-set -o pipefail; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
-.devkit/gpu/cuzk-lib-tests --test-threads=1 gpu:: 2>&1 | tee $OUT/gpu-tests.log
-.devkit/gpu/cuzk-lib-tests --ignored --nocapture --test-threads=1 gpu_primitive_timings 2>&1 | tee $OUT/gpu-timings.log
-.devkit/gpu/cuzk-bench gpu-check --sizes 2^16,2^20,2^22 --json $OUT/gpu-check.json 2>&1 | tee $OUT/gpu-check.log
+# Copy .devkit/gpu to a GPU host and run, from the folder that holds .devkit
+# (results in $OUT; scripts/device-bench.sh has the longer benchmarks):
+set -o pipefail; OUT=${OUT:-cuzk-gpu-results}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+.devkit/gpu/cuzk-lib-tests --test-threads=1 gpu:: 2>&1 | tee "$OUT/gpu-tests.log"
+.devkit/gpu/cuzk-bench gpu-timings primitives 2>&1 | tee "$OUT/gpu-timings.log"
+.devkit/gpu/cuzk-bench gpu-check --sizes 2^16,2^20,2^22 --json "$OUT/gpu-check.json" 2>&1 | tee "$OUT/gpu-check.log"
 CMD

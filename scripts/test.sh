@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (cargo test), C (c-tests under ASan+LSan+UBSan), Go
-# (go test -race with cgocheck2), plus rustfmt, clippy, the header and the
-# link-line checks.
+# (go test -race with cgocheck2), plus the lint (shellcheck, gofmt, rustfmt,
+# clippy), the header, rustdoc and the link-line checks. Prints each step's
+# duration when it ends and a table of them at the end (also on a failure).
 #
 #   ./scripts/test.sh
 #
@@ -13,19 +14,49 @@ cd "$here"
 source scripts/ensure-tools.sh
 flags=${CUZK_CARGO_FLAGS:-}
 t0=$SECONDS
-step() { echo; echo "=== $* ($((SECONDS - t0))s)"; }
+name=""  # the step under way
+began=0
+took=()  # "seconds name" of each step ended
+# step NAME WHAT: ends the step under way (printing its duration), starts NAME.
+step() {
+  end_step
+  name=$1
+  began=$SECONDS
+  echo
+  echo "=== $name: $2 ($((began - t0))s)"
+}
+end_step() {
+  [ -n "$name" ] || return 0
+  echo "=== step $name took $((SECONDS - began))s"
+  took+=("$((SECONDS - began)) $name")
+  name=""
+}
+summary() {
+  local rc=$? row failed=$name
+  end_step
+  echo
+  echo "=== steps (seconds)"
+  for row in "${took[@]}"; do printf '%7s  %s\n' "${row%% *}" "${row#* }"; done
+  printf '%7s  %s\n' "$((SECONDS - t0))" "total"
+  if [ "$rc" != 0 ]; then echo "=== step ${failed:-?} FAILED (exit status $rc)"; fi
+}
+trap summary EXIT
 
-step "lint: rustfmt and clippy -D warnings"
+step lint "shellcheck, gofmt, rustfmt and clippy -D warnings"
 scripts/lint.sh
 
-step "header: include/cuzk.h is what the pinned cbindgen generates"
+step header "include/cuzk.h is what the pinned cbindgen generates"
 scripts/gen-header.sh --check
 
-step "Rust: cargo test --release $flags"
+step rustdoc "cargo doc --no-deps --lib, warnings as errors"
+# shellcheck disable=SC2086
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release --lib $flags
+
+step rust-tests "cargo test --release $flags"
 # shellcheck disable=SC2086
 cargo test --release $flags
 
-step "C: build libcuzk.a and the link line"
+step c-lib "build libcuzk.a and check the link line"
 # shellcheck disable=SC2086
 scripts/build-lib.sh $flags
 scripts/check-link-line.sh
@@ -37,7 +68,7 @@ scripts/check-link-line.sh
 case " $flags " in
 *" --no-default-features "*) ;;
 *)
-  step "fixtures: a 2 KiB PoRep C1 output and real partition parameters"
+  step porep-fixtures "2 KiB PoRep C1 outputs and real partition parameters"
   fx=target/fixtures
   mkdir -p "$fx"
   bench=${CARGO_TARGET_DIR:-target}/release/cuzk-bench
@@ -49,7 +80,7 @@ case " $flags " in
   done
   [ -s "$fx/porep-2k.params" ] || "$bench" params --circuit porep-2KiB --out "$fx/porep-2k.params"
   export CUZK_TEST_POREP_C1="$PWD/$fx/porep-2k-c1.json" CUZK_TEST_POREP_PARAMS="$PWD/$fx/porep-2k.params" CUZK_TEST_POREP_REAL=1
-  step "fixtures: 2 KiB WinningPoSt, WindowPoSt and SnapDeals inputs and real parameters"
+  step post-snap-fixtures "2 KiB WinningPoSt, WindowPoSt and SnapDeals inputs and real parameters"
   for kind in winning-post window-post snap; do
     "$bench" fixture --circuit $kind-2KiB --out "$fx/$kind-2k.input"
     [ -s "$fx/$kind-2k.params" ] || "$bench" params --circuit $kind-2KiB --out "$fx/$kind-2k.params"
@@ -58,13 +89,15 @@ case " $flags " in
   ;;
 esac
 
-step "C: c-tests under AddressSanitizer + LeakSanitizer + UBSan"
+step c-tests "c-tests under AddressSanitizer + LeakSanitizer + UBSan"
 make -C c-tests test
 
 # cgocheck2 (full checks of pointers passed to C) is a GOEXPERIMENT since Go 1.21.
 goexp=cgocheck2
 case "$(go env GOVERSION)" in go1.1[0-9]|go1.1[0-9].*|go1.20|go1.20.*) goexp= ;; esac
-step "Go: go test -race${goexp:+ (GOEXPERIMENT=$goexp)}"
+step go-tests "go vet, go test -race${goexp:+ (GOEXPERIMENT=$goexp)}"
 (cd go-bindings && go vet ./... && GOEXPERIMENT=$goexp go test -race -count=1 ./...)
 
-step "all tests passed"
+end_step
+echo
+echo "=== all tests passed"
