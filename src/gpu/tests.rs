@@ -10,7 +10,6 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use rayon::prelude::*;
-use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// How long a throughput MSM gives way to critical stages here: the default policy's.
@@ -488,22 +487,6 @@ fn compute_h_stays_on_device() {
     assert_eq!(r.msm(0..h.len(), &h).unwrap(), r.msm(0..h.len(), &want).unwrap());
 }
 
-// ---- Primitive timings on the device: the ceiling for the CUDA backend.
-// cargo test --release --features cuda -- --ignored --nocapture gpu_primitive_timings
-
-fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, f64, T) {
-    let t = Instant::now();
-    let mut out = f();
-    let first = t.elapsed().as_secs_f64();
-    let mut best = f64::MAX;
-    for _ in 0..reps {
-        let t = Instant::now();
-        out = f();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    (first, best, out)
-}
-
 /// n distinct G1 points fast: chunks of running sums of the generator.
 fn many_g1(n: usize) -> Vec<G1Affine> {
     let chunk = 1 << 14;
@@ -537,15 +520,6 @@ fn many_g2(n: usize) -> Vec<G2Affine> {
         G2Projective::batch_normalize(&proj, dst);
     });
     out
-}
-
-fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
-    let mut v = vec![Scalar::ZERO; n];
-    v.par_chunks_mut(1 << 16).enumerate().for_each(|(k, dst)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64) << 20);
-        dst.iter_mut().for_each(|s| *s = Scalar::random(&mut rng));
-    });
-    v
 }
 
 /// `n` distinct G1 bases, four of them at infinity (the first, the last and two between), and

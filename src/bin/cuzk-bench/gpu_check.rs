@@ -1,6 +1,6 @@
 //! `gpu-check`: the GPU backend against the CPU backend, byte for byte, with
 //! fixed (r, s), on every synthetic family at several sizes; VRAM before and
-//! after a run of consecutive proofs. Meant for the device machine.
+//! after a run of consecutive proofs. Needs a GPU (a `cuda` build).
 
 use blstrs::Scalar;
 use clap::Args;
@@ -28,6 +28,8 @@ pub struct Opts {
     pub repeat: usize,
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub sharing: crate::sharing::SharingArgs,
 }
 
 fn free_vram(device: u32) -> u64 {
@@ -61,8 +63,8 @@ pub fn run(o: Opts) -> Result<()> {
         return Err("no CUDA device (or built without --features cuda)".into());
     }
     let fixed = vec![(Scalar::from(0x5eedu64), Scalar::from(0xc0ffeeu64))];
-    let cpu_engine = crate::prove::engine_for(Backend::Cpu)?;
-    let gpu_engine = crate::prove::engine_for(Backend::Cuda(o.device))?;
+    let cpu_engine = crate::prove::engine_for(Backend::Cpu, &o.sharing)?;
+    let gpu_engine = crate::prove::engine_for(Backend::Cuda(o.device), &o.sharing)?;
     let mut results = Vec::new();
     let mut all_equal = true;
     for &size in &o.sizes {
@@ -106,7 +108,8 @@ pub fn run(o: Opts) -> Result<()> {
     write_json(
         o.json.as_deref(),
         &json!({"checks": results, "all_identical": all_equal,
-        "vram_free_before": before, "vram_free_after": after, "repeat": o.repeat}),
+        "vram_free_before": before, "vram_free_after": after, "repeat": o.repeat,
+        "engine_options": o.sharing.json()}),
     )?;
     if !all_equal {
         return Err("GPU proofs differ from CPU proofs".into());

@@ -1,4 +1,4 @@
-//! `gpu-timings`: timings of the GPU layer's pieces on one device (device machine, `cuda`
+//! `gpu-timings`: timings of the GPU layer's pieces on one GPU (`cuda`
 //! builds only; without the feature the command parses and says so).
 //!
 //! - `primitives`: resident and streamed MSMs by size, H's NTTs, scalar upload and selection.
@@ -90,7 +90,7 @@ pub enum ScalarMix {
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub struct InterferenceOpts {
     /// Critical samples per kind of background work.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: u32,
     /// The critical G1 MSM's window: 0 (sppark's msm_t) or 10 to 26 bits (cuzk's driver).
     #[arg(long, default_value_t = 0, value_parser = parse_window)]
@@ -235,7 +235,7 @@ mod timings {
     fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
         let mut v = vec![Scalar::ZERO; n];
         v.par_chunks_mut(1 << 16).enumerate().for_each(|(k, dst)| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64) << 20);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((k as u64) << 20));
             dst.iter_mut().for_each(|s| *s = Scalar::random(&mut rng));
         });
         v

@@ -17,6 +17,7 @@ use cuzk::pce::Pce;
 use serde_json::json;
 
 use crate::report::{stage, table, write_json};
+use crate::sharing::SharingArgs;
 use crate::{anyhow_like::Result, parse_size, CircuitArgs};
 
 #[derive(Args)]
@@ -48,6 +49,8 @@ pub struct Opts {
     /// the latency class), in a window of their own.
     #[arg(long)]
     pub as_throughput: bool,
+    #[command(flatten)]
+    pub sharing: SharingArgs,
 }
 
 /// A circuit made ready to prove: its PCE and dummy parameters of its shape (the figures are
@@ -196,7 +199,11 @@ pub fn run(o: Opts) -> Result<()> {
         Backend::Cpu => Some(vec![]),
         Backend::Cuda(id) => Some(vec![id]),
     };
-    let e = Engine::new(EngineConfig { devices, workers_per_device: o.workers, ..EngineConfig::default() })?;
+    let e = Engine::new(o.sharing.apply(EngineConfig {
+        devices,
+        workers_per_device: o.workers,
+        ..EngineConfig::default()
+    })?)?;
     let critical = Ready::new(o.c.circuit()?)?;
     let background = Ready::new(Circuit::parse(&o.background, o.background_size as u64)?)?;
 
@@ -308,5 +315,6 @@ pub fn run(o: Opts) -> Result<()> {
     out["backend_busy_fraction_alone"] = json!(alone.busy_fraction);
     out["background_throughput_cost"] = json!(cost);
     out["as_throughput"] = old_json.unwrap_or(serde_json::Value::Null);
+    out["engine_options"] = o.sharing.json();
     write_json(o.c.json.as_deref(), &out)
 }

@@ -1,11 +1,12 @@
 //! `cuzk-bench`: benchmarks and demos. Human tables on stdout, `--json FILE`
-//! for machines (keys documented in the README).
+//! for machines (keys documented in docs/bench-json.md).
 
 mod aggregate;
 mod extract;
 mod fixture;
 mod gpu_check;
 mod gpu_scaling;
+mod gpu_timings;
 mod latency;
 mod logcap;
 mod params;
@@ -14,6 +15,7 @@ mod pipeline;
 mod plot;
 mod prove;
 mod report;
+mod sharing;
 mod soak;
 mod synth_only;
 
@@ -82,10 +84,13 @@ enum Command {
     Prove(prove::Opts),
     /// N proofs through J concurrent pipelines with RSS per stage and the predicted peak.
     PcePipeline(pipeline::Opts),
-    /// GPU vs CPU proofs byte for byte, and VRAM flatness (device machine).
+    /// GPU vs CPU proofs byte for byte, and VRAM flatness (needs a GPU).
     GpuCheck(gpu_check::Opts),
-    /// The backend stage alone on one GPU, then on several at once (device machine).
+    /// The backend stage alone on one GPU, then on several of one host at once.
     GpuScaling(gpu_scaling::Opts),
+    /// GPU layer timings: primitives, wide-window MSMs, interference, a proof's GPU steps
+    /// (needs a GPU; cuda builds).
+    GpuTimings(gpu_timings::Opts),
     /// Critical (WinningPoSt-sized) proofs' latency under a throughput load, and what they cost it.
     Latency(latency::Opts),
     /// Writes a .params file (real, or --dummy for timing only).
@@ -120,6 +125,7 @@ fn main() {
         Command::PcePipeline(o) => pipeline::run(o),
         Command::GpuCheck(o) => gpu_check::run(o),
         Command::GpuScaling(o) => gpu_scaling::run(o),
+        Command::GpuTimings(o) => gpu_timings::run(o),
         Command::Latency(o) => latency::run(o),
         Command::Params(o) => params::run(o),
         Command::Extract(o) => extract::run(o),

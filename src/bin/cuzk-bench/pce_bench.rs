@@ -15,12 +15,13 @@ use blstrs::Scalar;
 use clap::Args;
 use cuzk::circuits::Kind;
 use cuzk::circuits::WitnessSource;
+use cuzk::oracles::reference::ReferenceCs;
 use cuzk::pce::{evaluate, extract, file, Access, Pce};
-use cuzk::reference::ReferenceCs;
 use cuzk::witness::{Witness, WitnessBuffer};
 use serde_json::json;
 
 use crate::report::{gib, memory_bandwidth, stage, table, write_json};
+use crate::sharing::WitnessArgs;
 use crate::{anyhow_like::Result, CircuitArgs};
 
 #[derive(Args)]
@@ -36,6 +37,8 @@ pub struct Opts {
     /// Use this .pce file instead of extracting (a bad file is an error).
     #[arg(long)]
     pub load_pce: Option<PathBuf>,
+    #[command(flatten)]
+    pub witness: WitnessArgs,
 }
 
 /// The vectors compared, in spill order.
@@ -180,12 +183,18 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
     });
     let pce: Pce = pce?;
     let (w, witness_s) = stage("PCE path: witness", || -> Result<Witness> {
-        Ok(make()?.witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux))?)
+        let buf = WitnessBuffer::new(pce.num_inputs, pce.num_aux);
+        Ok(match o.witness.program() {
+            true => make()?.witness(&pce, buf)?,
+            false => make()?.gadget_witness(buf)?,
+        })
     });
     let w: Witness = w?;
     let (abc, spmv_s) = stage("PCE path: SpMV", || evaluate(&pce, &w));
     let abc = abc?;
     let pce_synth_s = witness_s + spmv_s;
+    // Whether the witness was replayed from a program (recorded by then: asking is cheap).
+    let program = o.witness.program() && make()?.program(&pce).is_some();
 
     let densities = [pce.density.a_aux.to_bits(), pce.density.b_input.to_bits(), pce.density.b_aux.to_bits()];
     let diffs = compare(&spill_path, &vectors(&abc, &w, &densities));
@@ -208,7 +217,7 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
         ("PCE size", format!("{} ({:.2} B/nnz)", gib(pce.byte_len() as u64), pce.bytes_per_nnz())),
         ("extraction", format!("{extract_s:.3} s")),
         ("old path synthesis", format!("{old_synth_s:.3} s")),
-        ("PCE witness", format!("{witness_s:.3} s")),
+        ("PCE witness", format!("{witness_s:.3} s ({})", if program { "witness program" } else { "gadgets" })),
         ("PCE SpMV", format!("{spmv_s:.3} s ({spmv_gbs:.2} GB/s moved)")),
         ("PCE synthesis total", format!("{pce_synth_s:.3} s")),
         ("speedup", format!("{speedup:.2}x")),
@@ -231,6 +240,7 @@ fn run_with<C: bellperson::Circuit<Scalar> + WitnessSource>(
             "old_synth_s": old_synth_s,
             "pce_synth_s": pce_synth_s,
             "witness_s": witness_s,
+            "witness_program": program,
             "spmv_s": spmv_s,
             "spmv_gb_per_s": spmv_gbs,
             "memory_bandwidth_gb_per_s": membw,

@@ -23,6 +23,7 @@ use cuzk::params::{dummy_params, Srs};
 use serde_json::json;
 
 use crate::report::{gib, steps_json, steps_line, table, write_json};
+use crate::sharing::SharingArgs;
 use crate::{anyhow_like::Result, CircuitArgs};
 
 #[derive(Args)]
@@ -63,6 +64,8 @@ pub struct Opts {
     /// writes one); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
     pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub sharing: SharingArgs,
 }
 
 /// RSS samples (with the bytes the engine has reserved for proofs in
@@ -363,6 +366,7 @@ pub fn run(o: Opts) -> Result<()> {
             })).collect::<Vec<_>>(),
             "peak_reset_supported": mem::peak_reset_supported(),
             "old": phases.iter().find(|p| p.name == "old").map(phase_json),
+            "engine_options": o.sharing.json(),
         }),
     )?;
     if new.done != o.n {
@@ -450,7 +454,7 @@ fn new_phase(
         Backend::Auto => None,
         Backend::Cpu => Some(vec![]),
     };
-    let engine = Engine::new(EngineConfig {
+    let engine = Engine::new(o.sharing.apply(EngineConfig {
         synthesis_threads: o.synthesis_threads,
         synthesis_nice: if o.synthesis_full_priority { 0 } else { SYNTHESIS_NICE },
         devices,
@@ -459,7 +463,7 @@ fn new_phase(
         // Exactly J throughput footprints: no critical requests here.
         critical_reserve: Some(0),
         ..EngineConfig::default()
-    })?;
+    })?)?;
     // A warm-up proof per device: the runtime (thread pools, GPU contexts, the
     // SRS uploads) belongs to the static part, not to the proofs measured.
     for device in engine.backends() {

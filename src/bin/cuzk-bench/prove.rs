@@ -12,12 +12,13 @@ use clap::Args;
 use cuzk::circuits::{Circuit, Kind, Statement};
 use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request, Timings};
 use cuzk::groth16::Backend;
+use cuzk::oracles::reference::ReferenceCs;
 use cuzk::params::{dummy_params, srs, LoadOptions, Srs};
 use cuzk::pce::Pce;
-use cuzk::reference::ReferenceCs;
 use serde_json::json;
 
 use crate::report::{stage, table, write_json};
+use crate::sharing::SharingArgs;
 use crate::{anyhow_like::Result, logcap, CircuitArgs};
 
 #[derive(Args)]
@@ -52,6 +53,8 @@ pub struct Opts {
     /// `cuzk-bench fixture` writes them); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
     pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub sharing: SharingArgs,
 }
 
 fn stage_json(t: &Timings) -> serde_json::Value {
@@ -92,10 +95,11 @@ pub fn request_input(circuit: &Circuit, path: Option<&Path>, seed: u64) -> Resul
 /// SnapDeals input (new data encoded into the sector, every partition's proof).
 #[cfg(feature = "porep")]
 pub fn made_input(circuit: &Circuit, seal: crate::fixture::Seal, seed: u64) -> Result<Vec<u8>> {
-    use cuzk::circuits::post::{PostFixture, PostKind};
+    use cuzk::circuits::post::PostKind;
+    use cuzk::oracles::post::PostFixture;
     let scratch = std::env::temp_dir().join(format!("cuzk-input-{}", std::process::id()));
     let made = match circuit {
-        Circuit::Porep(size) => cuzk::circuits::porep::make_c1(*size, seal.into(), &scratch, seed).map(|c1| c1.bytes),
+        Circuit::Porep(size) => cuzk::oracles::porep::make_c1(*size, seal.into(), &scratch, seed).map(|c1| c1.bytes),
         Circuit::Post(t) => PostFixture::new(*t, &scratch, seed).and_then(|f| {
             let sectors: Vec<u64> = match t.kind {
                 PostKind::Winning => vec![1],
@@ -103,7 +107,7 @@ pub fn made_input(circuit: &Circuit, seal: crate::fixture::Seal, seed: u64) -> R
             };
             f.input(*t, &sectors, None, seed).map(|i| i.encode())
         }),
-        Circuit::Snap(size) => cuzk::circuits::snap::make_snap_input(*size, &scratch, seed).map(|i| i.encode()),
+        Circuit::Snap(size) => cuzk::oracles::snap::make_snap_input(*size, &scratch, seed).map(|i| i.encode()),
         Circuit::Synthetic { .. } => Err(cuzk::Error::InvalidInput(format!("{} takes no input", circuit.label()))),
     };
     let _ = std::fs::remove_dir_all(&scratch);
@@ -115,14 +119,14 @@ pub fn made_input(_: &Circuit, _: crate::fixture::Seal, _: u64) -> Result<Vec<u8
     Err("Filecoin circuits need the `porep` feature".into())
 }
 
-/// An engine on the devices `backend` names (one worker each).
-pub fn engine_for(backend: Backend) -> Result<Engine> {
+/// An engine on the devices `backend` names (one worker each), with `sharing`'s options.
+pub fn engine_for(backend: Backend, sharing: &SharingArgs) -> Result<Engine> {
     let devices = match backend {
         Backend::Auto => None,
         Backend::Cpu => Some(vec![]),
         Backend::Cuda(id) => Some(vec![id]),
     };
-    Ok(Engine::new(EngineConfig { devices, ..EngineConfig::default() })?)
+    Ok(Engine::new(sharing.apply(EngineConfig { devices, ..EngineConfig::default() })?)?)
 }
 
 pub fn run(o: Opts) -> Result<()> {
@@ -135,7 +139,7 @@ pub fn run(o: Opts) -> Result<()> {
     if let (Some(dir), true) = (&vk_dir, real_params) {
         write_vk(&circuit, dir, params.vk())?;
     }
-    let engine = engine_for(backend)?;
+    let engine = engine_for(backend, &o.sharing)?;
     let prepare = || -> cuzk::Result<f64> {
         let (r, secs) = stage("preparing the devices", || engine.prepare(&pce, &params));
         r?;
@@ -271,8 +275,8 @@ fn write_vk(circuit: &Circuit, dir: &Path, vk: &VerifyingKey<Bls12>) -> Result<(
 #[cfg(feature = "porep")]
 fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8]) -> Result<Option<bool>> {
     match circuit {
-        Circuit::Post(_) => Ok(cuzk::circuits::post::filecoin_verify(input, proof)?),
-        Circuit::Snap(_) => Ok(Some(cuzk::circuits::snap::filecoin_verify(input, proof)?)),
+        Circuit::Post(_) => Ok(cuzk::oracles::post::filecoin_verify(input, proof)?),
+        Circuit::Snap(_) => Ok(Some(cuzk::oracles::snap::filecoin_verify(input, proof)?)),
         _ => Ok(None),
     }
 }
@@ -349,5 +353,6 @@ fn report(
             "each_stages": each.iter().map(stage_json).collect::<Vec<_>>(),
             "verified": verified,
             "bellperson": compare,
+            "engine_options": o.sharing.json(),
     })
 }

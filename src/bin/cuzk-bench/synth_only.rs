@@ -1,8 +1,8 @@
 //! `synth-only`: the witness and SpMV alone, repeated, min/median (a PoRep circuit's first
-//! partition). The witness is the one the
-//! engine makes (the circuit's witness program when it has one); its CPU time is read from
-//! getrusage. `--compare-gadgets` also makes the gadgets' witness of the same instance in the
-//! same run and checks the two bit for bit.
+//! partition). The witness is the one the engine makes (the circuit's witness program when it
+//! has one; the gadgets' with `--no-witness-program`); its CPU time is read from getrusage.
+//! `--compare-gadgets` also makes the gadgets' witness of the same instance in the same run and
+//! checks the two bit for bit.
 
 use clap::Args;
 use cuzk::circuits::WitnessSource;
@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::pce_bench::spmv_bytes;
 use crate::prove::{request_input, statement_of};
 use crate::report::{stage, table, write_json};
+use crate::sharing::WitnessArgs;
 use crate::{anyhow_like::Result, CircuitArgs};
 
 #[derive(Args)]
@@ -29,6 +30,8 @@ pub struct Opts {
     /// (`cuzk-bench fixture` writes one); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
     pub input: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub witness: WitnessArgs,
 }
 
 fn min_median(v: &mut [f64]) -> (f64, f64) {
@@ -62,7 +65,10 @@ pub fn run(o: Opts) -> Result<()> {
     let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
     let pce = pce?;
     let first = statement.instance(0)?;
-    let (program, program_s) = stage("recording the witness program", || first.program(&pce).map(|p| p.free().len()));
+    let (program, program_s) = match o.witness.program() {
+        true => stage("recording the witness program", || first.program(&pce).map(|p| p.free().len())),
+        false => (None, 0.0),
+    };
     // A program's first witness is checked against the gadgets' (once per PCE): not timed below.
     let (checked, check_s) = stage("its first witness, checked against the gadgets'", || match program {
         Some(_) => first.witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).map(drop),
@@ -75,7 +81,10 @@ pub fn run(o: Opts) -> Result<()> {
     for i in 0..n {
         let buf = WitnessBuffer::new(pce.num_inputs, pce.num_aux);
         let instance = statement.instance(0)?;
-        let (w, ws, wc) = timed(&format!("witness {}/{n}", i + 1), || instance.witness(&pce, buf));
+        let (w, ws, wc) = timed(&format!("witness {}/{n}", i + 1), || match o.witness.program() {
+            true => instance.witness(&pce, buf),
+            false => instance.gadget_witness(buf),
+        });
         let w = w?;
         let (abc, ss) = stage(&format!("SpMV {}/{n}", i + 1), || evaluate(&pce, &w));
         drop(abc?);

@@ -4,15 +4,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bellperson::groth16::Proof;
-use blstrs::Scalar;
+use blstrs::{Bls12, Scalar};
 use ff::Field;
 
+use super::device_matrices;
 use super::pieces::{in_pieces, piece_of, window_bits, MIN_PIECE, WIDE_ABOVE};
 use super::resident::{evict_unloaded, place, placement, resident_queries, RESIDENT};
 use super::working_set::{msm_scratch, sppark_scratch, wide_scratch, working_set, G1_BUCKET, G2_BUCKET};
-use super::{device_matrices, prepare};
 use crate::circuits::{Family, Synthetic};
-use crate::gpu::{self, Scalars, SharingPolicy, Urgency};
+use crate::gpu::{self, Csr, DeviceMatrices, DeviceScalars, ResidentG1, Scalars, SharingPolicy, Urgency};
 use crate::groth16::{prove, Backend};
 use crate::params::dummy_params;
 use crate::pce::{evaluate, extract, Pce};
