@@ -15,12 +15,28 @@ mod cuda {
         println!("cargo:rerun-if-changed=cuda");
         println!("cargo:rerun-if-env-changed=NVCC");
         println!("cargo:rerun-if-env-changed=PATH");
-        if !nvcc_found() {
+        let Some(nvcc) = nvcc() else {
             eprintln!(
                 "error: the `cuda` feature needs nvcc: put it on PATH (or name it in NVCC), \
                  e.g. `source scripts/cuda-env.sh`, which finds or installs one"
             );
             std::process::exit(1);
+        };
+        // The CUDA runtime sppark links (libcudart_static.a) lies beside nvcc's bin/: in lib64
+        // in NVIDIA's toolkit, lib in the PyPI wheel, a multiarch folder in a distribution's
+        // package. Said here rather than in RUSTFLAGS, so that cuda builds share their
+        // dependencies' artifacts with CPU builds.
+        let home = nvcc.parent().and_then(|bin| bin.parent()).map(PathBuf::from).unwrap_or_default();
+        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        let libs = [
+            home.join("lib64"),
+            home.join("lib"),
+            home.join(format!("targets/{arch}-linux/lib")),
+            home.join(format!("lib/{arch}-linux-gnu")),
+        ];
+        match libs.iter().find(|d| d.join("libcudart_static.a").is_file()) {
+            Some(dir) => println!("cargo:rustc-link-search=native={}", dir.display()),
+            None => println!("cargo:warning=no libcudart_static.a beside {}: linking may fail", nvcc.display()),
         }
 
         let mut files: Vec<PathBuf> = std::fs::read_dir("cuda")
@@ -52,13 +68,17 @@ mod cuda {
         nvcc.compile("cuzk_cuda");
     }
 
-    /// Whether the build will find an nvcc: `$NVCC` (a path, or a name on PATH), else `nvcc` on
-    /// PATH, as sppark and cc look for it.
-    fn nvcc_found() -> bool {
+    /// The nvcc the build will use: `$NVCC` (a path, or a name on PATH), else `nvcc` on PATH, as
+    /// sppark and cc look for it; resolved through symbolic links.
+    fn nvcc() -> Option<PathBuf> {
         let name = std::env::var_os("NVCC").map_or_else(|| PathBuf::from("nvcc"), PathBuf::from);
-        name.is_file()
-            || std::env::var_os("PATH")
-                .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(&name).is_file()))
+        let found = if name.is_file() {
+            Some(name)
+        } else {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path).map(|d| d.join(&name)).find(|p| p.is_file())
+        };
+        found.map(|p| std::fs::canonicalize(&p).unwrap_or(p))
     }
 
     fn adx() -> bool {

@@ -12,9 +12,9 @@
 #      pinned together: an unpinned nvidia-nvvm or nvidia-cuda-crt pulls a newer
 #      release that does not match nvcc 13.0. Binaries built with it need an NVIDIA
 #      driver for CUDA 13.0 or newer (580+) where they run.
-# and exports CUDA_HOME, CUDA_PATH, PATH (nvcc first), LIBRARY_PATH and RUSTFLAGS
-# (-L native=<the folder holding libcudart_static.a>: nvcc's links and cargo's final
-# link both need it). When none of the three works it prints one line on stderr
+# and exports CUDA_HOME, CUDA_PATH, PATH (nvcc first) and LIBRARY_PATH (the folder holding
+# libcudart_static.a; build.rs finds it from nvcc for cargo's links, without RUSTFLAGS, so
+# cuda builds share the dependencies' artifacts with CPU builds). When none of the three works it prints one line on stderr
 # and returns 1.
 
 __cuzk_cuda_env() {
@@ -72,7 +72,6 @@ __cuzk_cuda_env() {
   case ":$PATH:" in *":$home/bin:"*) ;; *) export PATH="$home/bin:$PATH" ;; esac
   if [ -n "$lib" ]; then
     case ":${LIBRARY_PATH:-}:" in *":$lib:"*) ;; *) export LIBRARY_PATH="$lib${LIBRARY_PATH:+:$LIBRARY_PATH}" ;; esac
-    case " ${RUSTFLAGS:-} " in *" -L native=$lib "*) ;; *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-L native=$lib" ;; esac
   fi
   echo "cuda-env: $("$home/bin/nvcc" --version | sed -n 's/^Cuda compilation tools, //p') at $home" >&2
 }

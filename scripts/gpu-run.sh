@@ -8,17 +8,15 @@
 #   scripts/gpu-run.sh            # build + stage
 #   scripts/gpu-run.sh --check    # compile and link only (what CI does)
 #
-# Uses its own target dir (target/cuda) so CPU-only builds are not disturbed.
+# The cuda build shares target/ with CPU builds: only cuzk and sppark differ.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# CUDA_HOME, or the nvcc on PATH, or nvcc 13.0 from PyPI; exports CUDA_HOME,
-# LIBRARY_PATH and RUSTFLAGS (-L native=<the folder with libcudart_static.a>).
+# CUDA_HOME, or the nvcc on PATH, or nvcc 13.0 from PyPI (build.rs finds the CUDA
+# runtime beside it).
 # shellcheck source=scripts/cuda-env.sh
 source scripts/cuda-env.sh
-# The GPU host's libstdc++ may be older than the build machine's: link it in.
-case " ${RUSTFLAGS:-} " in *" -C link-arg=-static-libstdc++ "*) ;; *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C link-arg=-static-libstdc++" ;; esac
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/cuda}"
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 
 if [ "${1:-}" = "--check" ]; then
   exec cargo test --release --features cuda --lib --no-run
@@ -36,7 +34,7 @@ for l in sys.stdin:
 cargo build --release --features cuda --bin cuzk-bench
 mkdir -p .devkit/gpu
 cp -f "$bin" .devkit/gpu/cuzk-lib-tests
-cp -f "$CARGO_TARGET_DIR/release/cuzk-bench" .devkit/gpu/cuzk-bench
+cp -f "$target_dir/release/cuzk-bench" .devkit/gpu/cuzk-bench
 # Stripped: a fraction of the size to copy.
 strip .devkit/gpu/cuzk-lib-tests .devkit/gpu/cuzk-bench
 ls -l .devkit/gpu/

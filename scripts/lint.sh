@@ -26,7 +26,6 @@ if [ "${1:-}" = "--cuda" ]; then
   (
     # shellcheck source=scripts/cuda-env.sh
     source scripts/cuda-env.sh
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/cuda}"
     cargo clippy --release --features cuda --all-targets -- -D warnings
   )
 fi

@@ -52,19 +52,10 @@ step rustdoc "cargo doc --no-deps --lib, warnings as errors"
 # shellcheck disable=SC2086
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release --lib $flags
 
-step rust-tests "cargo test --release $flags"
-# shellcheck disable=SC2086
-cargo test --release $flags
-
-step c-lib "build libcuzk.a and check the link line"
-# shellcheck disable=SC2086
-scripts/build-lib.sh $flags
-scripts/check-link-line.sh
-
-# Fixtures for the C and Go tests: real 2 KiB C1 outputs (one per seal variant), 2 KiB WinningPoSt,
-# WindowPoSt and SnapDeals inputs, and real parameters for their circuits
-# (generated from their PCEs: about three minutes in all). Skipped by builds
-# without the porep feature.
+# Fixtures for the Rust, C and Go tests, made once before them: real 2 KiB C1 outputs (one per
+# seal variant), 2 KiB WinningPoSt, WindowPoSt and SnapDeals inputs, and real parameters for
+# their circuits (generated from their PCEs: about three minutes in all; the Rust tests copy
+# the parameters instead of generating their own). Skipped by builds without the porep feature.
 case " $flags " in
 *" --no-default-features "*) ;;
 *)
@@ -73,7 +64,7 @@ case " $flags " in
   mkdir -p "$fx"
   bench=${CARGO_TARGET_DIR:-target}/release/cuzk-bench
   # shellcheck disable=SC2086
-  [ -x "$bench" ] || cargo build --release $flags --bin cuzk-bench
+  cargo build --release $flags --bin cuzk-bench
   "$bench" c1 --sector 2KiB --out "$fx/porep-2k-c1.json"
   for seal in synthetic non-interactive; do
     "$bench" c1 --sector 2KiB --seal $seal --out "$fx/porep-2k-$seal-c1.json"
@@ -88,6 +79,15 @@ case " $flags " in
   export CUZK_TEST_FIXTURES="$PWD/$fx"
   ;;
 esac
+
+step rust-tests "cargo test --release $flags"
+# shellcheck disable=SC2086
+cargo test --release $flags
+
+step c-lib "build libcuzk.a and check the link line"
+# shellcheck disable=SC2086
+scripts/build-lib.sh $flags
+scripts/check-link-line.sh
 
 step c-tests "c-tests under AddressSanitizer + LeakSanitizer + UBSan"
 make -C c-tests test

@@ -23,7 +23,6 @@ use cuzk::circuits::{Circuit, ProofClass, Statement};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
 use cuzk::oracles::post::{filecoin_verify, PostFixture};
-use cuzk::params::generate_params;
 use cuzk::params::Srs;
 use cuzk::pce::Pce;
 use cuzk::Error;
@@ -46,7 +45,11 @@ fn ready(t: PostType) -> (Pce, Parameters<Bls12>) {
     let dir = scratch().join("params");
     let pce = Circuit::Post(t).extract_pce().unwrap();
     let id = post::param_cache_identifier(t).unwrap();
-    let params = generate_params(&pce, &dir.join(format!("v28-{id}.params")), 5).unwrap();
+    let fixture = match t.kind {
+        PostKind::Winning => "winning-post-2k.params",
+        PostKind::Window => "window-post-2k.params",
+    };
+    let params = common::real_params(&pce, fixture, &dir.join(format!("v28-{id}.params")), 5);
     params.vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     (pce, params)
 }

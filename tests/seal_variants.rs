@@ -29,7 +29,6 @@ use cuzk::circuits::Circuit;
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::{Backend, PROOF_BYTES};
 use cuzk::oracles::porep::SealedC1;
-use cuzk::params::generate_params;
 use cuzk::params::Srs;
 use cuzk::pce::Pce;
 use filecoin_proofs_api::seal::{self, SealCommitPhase1Output, SealCommitPhase2Output};
@@ -52,7 +51,7 @@ fn ready() -> &'static (Pce, Parameters<Bls12>) {
         let dir = scratch().join("params");
         let pce = POREP_2K.extract_pce().unwrap();
         let name = porep::params_file_name(PorepSize::KiB2).unwrap();
-        let params = generate_params(&pce, &dir.join(&name), 21).unwrap();
+        let params = common::real_params(&pce, "porep-2k.params", &dir.join(&name), 21);
         params.vk.write(std::fs::File::create(dir.join(name.replace(".params", ".vk"))).unwrap()).unwrap();
         let srs = setup_fake_srs::<Bls12, _>(&mut ChaCha20Rng::seed_from_u64(4), 32);
         srs.write(&mut std::fs::File::create(dir.join("v28-fil-inner-product-v1.srs")).unwrap()).unwrap();

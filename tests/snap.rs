@@ -19,7 +19,6 @@ use cuzk::circuits::snap::{self, SnapInput};
 use cuzk::circuits::{Circuit, ProofClass};
 use cuzk::engine::{self, CancelToken, Engine, EngineConfig, Priority, ProveOptions, Request};
 use cuzk::groth16::Backend;
-use cuzk::params::generate_params;
 use cuzk::params::{dummy_params, Srs};
 
 fn scratch() -> &'static Path {
@@ -44,7 +43,7 @@ fn snap_deals_matches_bellperson_and_filecoin_verifies_it() {
     eprintln!("snap-2KiB: {} constraints, {} inputs, {} nnz", pce.num_constraints(), pce.num_inputs, pce.nnz());
     assert_eq!(pce.num_inputs, 5, "ONE + k_and_h_select, comm_r_old, comm_d_new, comm_r_new");
     let id = snap::param_cache_identifier(PorepSize::KiB2).unwrap();
-    let params = generate_params(&pce, &scratch().join("snap.params"), 9).unwrap();
+    let params = common::real_params(&pce, "snap-2k.params", &scratch().join("snap.params"), 9);
     params.vk.write(std::fs::File::create(scratch().join("params").join(format!("v28-{id}.vk"))).unwrap()).unwrap();
     let (r, s) = (Scalar::from(5u64), Scalar::from(6u64));
     let engine = Engine::new(EngineConfig { devices: Some(vec![]), ..EngineConfig::default() }).unwrap();

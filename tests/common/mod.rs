@@ -194,3 +194,21 @@ pub fn filecoin_scratch(tag: &str) -> &'static std::path::Path {
         d
     })
 }
+
+/// Real parameters for `pce`, written to `path`: the test command's fixture `name`
+/// (`$CUZK_TEST_FIXTURES/name`, which `scripts/test.sh` makes before the Rust tests) copied
+/// there when it is this circuit's, else generated from `seed` (minutes on 2 cores for a 2 KiB
+/// PoRep partition, so the fixture is made once for all the tests). The fixture is decoded
+/// without writing a decoded cache beside it.
+pub fn real_params(pce: &Pce, name: &str, path: &std::path::Path, seed: u64) -> Parameters<Bls12> {
+    if let Some(fixture) = std::env::var_os("CUZK_TEST_FIXTURES").map(|d| std::path::Path::new(&d).join(name)) {
+        if let Ok(params) = cuzk::params::decode_params(&fixture, false) {
+            if groth16::check_shape(pce, &params).is_ok() {
+                std::fs::copy(&fixture, path).unwrap();
+                return params;
+            }
+        }
+        eprintln!("{}: not this circuit's parameters; generating them", fixture.display());
+    }
+    cuzk::params::generate_params(pce, path, seed).unwrap()
+}
