@@ -20,6 +20,24 @@ macro_rules! with_shape {
     }};
 }
 
+/// Implements the shape-erasing trait `$trait` for the three tree shapes: `$method` puts a
+/// `$shaped<Shape>` into its variant of `$erased` (`Base`, `Sub8`, `Top2`) and that through
+/// `$wrap`. The one place a shape-generic Filecoin value becomes a shape-erased one.
+macro_rules! erase_shapes {
+    ($trait:ident::$method:ident($shaped:ident) -> $out:ty { $erased:ident, $wrap:expr }) => {
+        erase_shapes!(@one $trait, $method, $shaped, $out, $erased, $wrap, SectorShapeBase, Base);
+        erase_shapes!(@one $trait, $method, $shaped, $out, $erased, $wrap, SectorShapeSub8, Sub8);
+        erase_shapes!(@one $trait, $method, $shaped, $out, $erased, $wrap, SectorShapeTop2, Top2);
+    };
+    (@one $trait:ident, $method:ident, $shaped:ident, $out:ty, $erased:ident, $wrap:expr, $shape:ident, $variant:ident) => {
+        impl $trait for filecoin_proofs::constants::$shape {
+            fn $method(x: $shaped<Self>) -> $out {
+                ($wrap)($erased::$variant(x))
+            }
+        }
+    };
+}
+
 /// `$e` with `$s` bound to the payload of whichever tree-shape variant of enum `$enum`
 /// (`Base`, `Sub8`, `Top2`) `$x` is: the one dispatch of the shape-erased Filecoin types.
 macro_rules! by_shape {

@@ -41,21 +41,7 @@ trait ProofsShape: CircuitShape {
     fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs;
 }
 
-impl ProofsShape for SectorShapeBase {
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Base(t)
-    }
-}
-impl ProofsShape for SectorShapeSub8 {
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Sub8(t)
-    }
-}
-impl ProofsShape for SectorShapeTop2 {
-    fn wrap_proofs(t: ShapedProofs<Self>) -> VanillaProofs {
-        VanillaProofs::Top2(t)
-    }
-}
+erase_shapes!(ProofsShape::wrap_proofs(ShapedProofs) -> VanillaProofs { VanillaProofs, std::convert::identity });
 
 /// A parsed and validated C1 output, ready to build partition circuits from.
 pub struct PorepC1 {

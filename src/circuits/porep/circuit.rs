@@ -72,21 +72,7 @@ pub(super) trait CircuitShape: Shape {
     fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit;
 }
 
-impl CircuitShape for SectorShapeBase {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Base(c))
-    }
-}
-impl CircuitShape for SectorShapeSub8 {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Sub8(c))
-    }
-}
-impl CircuitShape for SectorShapeTop2 {
-    fn wrap_circuit(c: ShapedCircuit<Self>) -> PorepCircuit {
-        PorepCircuit(AnyShape::Top2(c))
-    }
-}
+erase_shapes!(CircuitShape::wrap_circuit(ShapedCircuit) -> PorepCircuit { AnyShape, PorepCircuit });
 
 pub(super) enum ShapedCircuit<Tree: Shape> {
     /// No witness values: filecoin-proofs' blank circuit (parameters, PCE extraction).

@@ -31,16 +31,7 @@ pub(super) trait CircuitShape: Shape {
     fn wrap_circuit(c: FallbackPoStCircuit<Self>) -> PostCircuit;
 }
 
-macro_rules! shapes {
-    ($($shape:ident => $variant:ident),*) => {$(
-        impl CircuitShape for $shape {
-            fn wrap_circuit(c: FallbackPoStCircuit<Self>) -> PostCircuit {
-                PostCircuit(AnyShape::$variant(c))
-            }
-        }
-    )*};
-}
-shapes!(SectorShapeBase => Base, SectorShapeSub8 => Sub8, SectorShapeTop2 => Top2);
+erase_shapes!(CircuitShape::wrap_circuit(FallbackPoStCircuit) -> PostCircuit { AnyShape, PostCircuit });
 
 fn cache_id_typed<Tree: Shape>(t: PostType) -> Result<String> {
     let pp = public_params_for::<Tree>(t.registered_proof())?;

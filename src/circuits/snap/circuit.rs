@@ -30,16 +30,7 @@ pub(super) trait CircuitShape: Shape {
     fn wrap_circuit(c: EmptySectorUpdateCircuit<Self>) -> SnapCircuit;
 }
 
-macro_rules! shapes {
-    ($($shape:ident => $variant:ident),*) => {$(
-        impl CircuitShape for $shape {
-            fn wrap_circuit(c: EmptySectorUpdateCircuit<Self>) -> SnapCircuit {
-                SnapCircuit(AnyShape::$variant(c))
-            }
-        }
-    )*};
-}
-shapes!(SectorShapeBase => Base, SectorShapeSub8 => Sub8, SectorShapeTop2 => Top2);
+erase_shapes!(CircuitShape::wrap_circuit(EmptySectorUpdateCircuit) -> SnapCircuit { AnyShape, SnapCircuit });
 
 pub(super) fn public_params(size: PorepSize) -> PublicParams {
     PublicParams::from_sector_size(size.sector_bytes())

@@ -41,16 +41,7 @@ trait RequestShape: CircuitShape {
     fn wrap_request(r: Shaped<Self>) -> AnyShape;
 }
 
-macro_rules! shapes {
-    ($($shape:ident => $variant:ident),*) => {$(
-        impl RequestShape for $shape {
-            fn wrap_request(r: Shaped<Self>) -> AnyShape {
-                AnyShape::$variant(r)
-            }
-        }
-    )*};
-}
-shapes!(SectorShapeBase => Base, SectorShapeSub8 => Sub8, SectorShapeTop2 => Top2);
+erase_shapes!(RequestShape::wrap_request(Shaped) -> AnyShape { AnyShape, std::convert::identity });
 
 /// A parsed, checked SnapDeals request, ready to build partition circuits from.
 pub struct SnapRequest {
