@@ -207,6 +207,7 @@ impl Circuit {
     /// Bytes of the proof of the request with `input`: [`Circuit::proof_len`], except for a
     /// WindowPoSt request for every partition, whose count its input's header gives, and a
     /// non-interactive PoRep C1, whose registered proof says it has more partitions.
+    #[cfg_attr(not(feature = "porep"), allow(unused_variables))]
     pub fn proof_len_for(&self, input: &[u8]) -> Result<usize> {
         match self {
             #[cfg(feature = "porep")]

@@ -9,7 +9,7 @@ use super::boundary::{arg_bytes, arg_str};
 use super::boundary::{arg_out, arg_path, arg_slice};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
-use crate::aggregate::srs::{load_shared, MAX_PROOFS};
+use crate::aggregate::srs::load_shared;
 use crate::aggregate::{AggregationSrs, Version};
 
 /// The SnarkPack transcript versions (`cuzk_aggregate`'s `version`), as filecoin-proofs-api's
@@ -167,7 +167,7 @@ pub unsafe extern "C" fn cuzk_aggregate_len(
 
 #[cfg(feature = "porep")]
 unsafe fn padded_count(registered_proof: *const c_char, seals: usize) -> FfiResult<usize> {
-    use crate::aggregate::seal;
+    use crate::aggregate::{seal, srs::MAX_PROOFS};
     let rp = seal::registered_proof(arg_str(registered_proof, "registered_proof")?)?;
     crate::circuits::porep::PorepSize::from_registered_proof(rp)?;
     let partitions = usize::from(rp.partitions());
