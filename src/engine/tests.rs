@@ -39,12 +39,15 @@ struct FakeGpus {
     bad_argument: AtomicBool,
     /// For each critical call: whether throughput MSMs were cutting short pieces during it.
     short_pieces_in_critical: Mutex<Vec<bool>>,
+    /// Each call's sharing policy.
+    policies: Mutex<Vec<crate::gpu::SharingPolicy>>,
 }
 
 /// The backend stage the engine gets: proves on the CPU under the device's name (a GPU's, or
 /// the CPU's own for the a/b/c tests: a CPU lane gets host a, b, c).
 fn stage(gpus: Arc<FakeGpus>) -> Box<BackendStage> {
     Box::new(move |backend, urgency, policy, pce, w, abc, params, (r, s)| {
+        gpus.policies.lock().unwrap().push(*policy);
         if urgency == Urgency::Critical {
             let short = crate::gpu::Turn::begin(0, Urgency::Throughput, policy.max_yield).short_pieces();
             gpus.short_pieces_in_critical.lock().unwrap().push(short);
@@ -792,4 +795,49 @@ fn a_partition_waits_for_parameters_still_decoding() {
     decoded(Err(Error::BadParamsFile("p.params: h[3] is not a valid curve point".into())));
     assert!(matches!(e.prove_partition(request(&pce, &failed, 9, Backend::Auto)), Err(Error::BadParamsFile(_))));
     assert_eq!(e.budget().held(), 0);
+}
+
+/// Every backend stage gets the engine's sharing policy, and a policy out of range is refused
+/// when the engine is made.
+#[test]
+fn the_engine_passes_its_sharing_policy_to_every_stage() {
+    use crate::gpu::SharingPolicy;
+    let gpus = Arc::new(FakeGpus::default());
+    let policy =
+        SharingPolicy { window_bits: Some(16), piece_max_lg: 24, critical_room: 3 << 29, ..Default::default() };
+    let cfg = |sharing| EngineConfig {
+        synthesis_threads: 2,
+        budget: BudgetSpec::Bytes(1 << 30),
+        sharing,
+        ..Default::default()
+    };
+    let e = Engine::with_stage(cfg(policy), vec![Backend::Cuda(0), Backend::Cuda(1)], stage(gpus.clone())).unwrap();
+    *gpus.budget.lock().unwrap() = Some(e.budget().clone());
+    let (pce, params) = setup();
+    for seed in 0..3 {
+        e.prove_partition(request(&pce, &params, seed, Backend::Auto)).unwrap();
+    }
+    assert_eq!(*gpus.policies.lock().unwrap(), vec![policy; 3]);
+    let bad = SharingPolicy { piece_ahead_lg: 22, ..Default::default() };
+    assert!(matches!(Engine::with_stage(cfg(bad), vec![Backend::Cuda(0)], stage(gpus)), Err(Error::InvalidInput(_))));
+}
+
+/// With `witness_program` off, witnesses are the gadgets': the PCE's program is never recorded
+/// nor judged; with it on, the first witness records and checks it.
+#[test]
+fn witness_program_off_makes_every_witness_by_the_gadgets() {
+    let gpus = Arc::new(FakeGpus::default());
+    let c = Synthetic::new(Family::Sha256Chain, 1 << 14, 1);
+    let params = generate_random_parameters::<Bls12, _, _>(c.blank(), &mut ChaCha20Rng::seed_from_u64(2)).unwrap();
+    let params = Srs::in_memory(params);
+    for on in [false, true] {
+        let pce = extract(c.blank()).unwrap();
+        let cfg = EngineConfig { synthesis_threads: 2, witness_program: on, ..Default::default() };
+        let e = Engine::with_stage(cfg, vec![Backend::Cpu], stage(gpus.clone())).unwrap();
+        *gpus.budget.lock().unwrap() = Some(e.budget().clone());
+        let circuit = Synthetic::new(Family::Sha256Chain, 1 << 14, 7);
+        let verify_against = Some(circuit.public_inputs());
+        e.prove_partition(Partition { verify_against, circuit, ..request(&pce, &params, 0, Backend::Cpu) }).unwrap();
+        assert_eq!(pce.program.trusted(), on.then_some(true), "witness_program {on}");
+    }
 }
