@@ -14,7 +14,8 @@ pub mod engine;
 pub mod error;
 #[allow(unsafe_code)] // the C ABI: every entry dereferences checked caller pointers
 pub mod ffi;
-mod files;
+#[allow(unsafe_code)] // statvfs and kill(pid, 0): free space and a dead writer's temporary files
+pub mod files;
 #[allow(unsafe_code)] // calls into the CUDA code (cuda/*.cu)
 pub mod gpu;
 pub mod groth16;

@@ -182,8 +182,5 @@ pub fn generate(path: &Path, max_proofs: usize, seed: u64) -> Result<()> {
         bytes.extend_from_slice(&(n as u32).to_be_bytes());
         g2.iter().for_each(|p| bytes.extend_from_slice(p.to_bytes().as_ref()));
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let io = |e: std::io::Error| Error::Io(format!("writing {}: {e}", path.display()));
-    std::fs::write(&tmp, &bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    crate::files::write_atomically(path, bytes.len() as u64, |f| std::io::Write::write_all(f, &bytes))
 }

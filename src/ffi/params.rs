@@ -12,8 +12,8 @@ use crate::circuits::Circuit;
 use crate::params::generate_params;
 use crate::params::{srs, LoadOptions, Srs};
 
-/// Check that every point is in its subgroup while reading (on every core; a
-/// cache written without this check is not used). Parameters already loaded
+/// Check that every point is in its subgroup while reading (on every core;
+/// points read from the decoded cache are checked too). Parameters already loaded
 /// without it have their resident points checked then, once. A flag of
 /// `cuzk_params_load`. Without it the points are only checked to be on their
 /// curve, as filecoin-proofs trusts its parameter cache.

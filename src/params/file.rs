@@ -13,6 +13,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use bellperson::groth16::{Parameters, VerifyingKey};
@@ -20,7 +21,7 @@ use blstrs::{Bls12, G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
-use super::cache::{self, Source};
+use super::cache::{self, Stamp};
 use crate::files::open_regular;
 use crate::{Error, Result};
 
@@ -120,6 +121,7 @@ fn read_points<P, const N: usize>(
     file: &File,
     s: Section,
     path: &Path,
+    stop: &AtomicBool,
     decode: impl Fn(&[u8; N]) -> Option<P> + Sync,
 ) -> Result<Vec<P>>
 where
@@ -139,6 +141,11 @@ where
                     let n = POINTS_PER_READ.min(s.len - i);
                     bytes.resize(n * N, 0);
                     *start = i;
+                    if stop.load(Relaxed) {
+                        note(&failure, 0, "stopped: the parameters were unloaded".into());
+                        bytes.clear();
+                        return P::identity();
+                    }
                     if let Err(e) = file.read_exact_at(bytes, s.offset + (i * N) as u64) {
                         note(&failure, i, format!("reading {}[{i}..]: {e} (did the file change?)", s.name));
                         bytes.clear();
@@ -180,23 +187,46 @@ fn g2(checked: bool) -> impl Fn(&[u8; G2_BYTES]) -> Option<G2Affine> + Sync {
 }
 
 /// Reads a `.params` file: from its decoded cache beside it when that is a good cache of the
-/// file as it is now (`params_cache.rs`), else by decoding it ([`decode_params`]) and writing
-/// the cache for the next start, in the background (a cache that cannot be written is only
-/// logged; [`super::wait_for_cache_writes`] waits for it). `TooLarge`
-/// when the process cannot take the decoded parameters (about the file's size: points are kept
-/// as the file stores them, uncompressed).
+/// file as its bytes are now (`cache.rs`: a checked read checks the cache's points too, and
+/// decodes the file instead if one fails), else by decoding it ([`decode_params`]) and
+/// writing the cache for the next start, in the background (a cache that cannot be written is
+/// only logged; [`super::wait_for_cache_writes`] waits for it). `TooLarge` when the process
+/// cannot take the decoded parameters (about the file's size: points are kept as the file
+/// stores them, uncompressed).
 pub fn read_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let file = open_regular(path)?;
-    let len = file.metadata().map_err(|e| io(path, "reading the metadata of", e))?.len();
-    crate::mem::check_room(&format!("loading {}", path.display()), len)?;
-    let source = Source::of(&file).map_err(|e| io(path, "reading", e))?;
+    read_params_until(path, checked, &Arc::new(AtomicBool::new(false)))
+}
+
+/// [`read_params`], stopping (an error) once `stop` is set; so does the cache writer it starts.
+pub(super) fn read_params_until(path: &Path, checked: bool, stop: &Arc<AtomicBool>) -> Result<Parameters<Bls12>> {
+    let opened = open(path)?;
     let cache = cache::path_of(path);
-    if let Some(p) = cache::read(&cache, source, checked) {
-        return Ok(p);
+    crate::files::sweep_temps(&cache);
+    let stamp = Stamp::of(&opened.0).map_err(|e| io(path, "reading the metadata of", e))?;
+    if let Some(p) = cache::read(&cache, &opened.0, stop) {
+        match !checked || in_subgroups(&p) {
+            true => return Ok(p),
+            false => {
+                log::warn!("{}: a point outside its subgroup: decoding {} instead", cache.display(), path.display())
+            }
+        }
     }
-    let p = decode_params(path, checked)?;
-    cache::write_in_background(cache, source, p.clone(), checked);
+    let source = opened.0.try_clone().map_err(|e| io(path, "reopening", e))?;
+    let p = decode(opened, path, checked, stop)?;
+    cache::write_in_background(cache, source, stamp, p.clone(), stop.clone());
     Ok(p)
+}
+
+/// Whether every point of `p` is on its curve and in its prime-order subgroup, checked on
+/// every core.
+pub(super) fn in_subgroups(p: &Parameters<Bls12>) -> bool {
+    let g1 = |x: &G1Affine| bool::from(x.is_on_curve() & x.is_torsion_free());
+    let g2 = |x: &G2Affine| bool::from(x.is_on_curve() & x.is_torsion_free());
+    let vk = &p.vk;
+    [&p.h, &p.l, &p.a, &p.b_g1].into_iter().all(|q| q.par_iter().all(g1))
+        && p.b_g2.par_iter().all(g2)
+        && [vk.alpha_g1, vk.beta_g1, vk.delta_g1].iter().chain(&vk.ic).all(g1)
+        && [vk.beta_g2, vk.gamma_g2, vk.delta_g2].iter().all(g2)
 }
 
 /// What a `.params` file says before its queries: the verifying key, and the bytes its points
@@ -237,15 +267,28 @@ fn open(path: &Path) -> Result<(File, Layout, VerifyingKey<Bls12>)> {
 /// regular file), `BadParamsFile` (truncated, corrupt or foreign, naming what and where),
 /// `TooLarge` (the process cannot take the decoded points: about the file's size).
 pub fn decode_params(path: &Path, checked: bool) -> Result<Parameters<Bls12>> {
-    let (file, layout, vk) = open(path)?;
-    let g1s = |s: Section| read_points(&file, s, path, g1(checked)).map(Arc::new);
+    decode_params_until(path, checked, &AtomicBool::new(false))
+}
+
+/// [`decode_params`], stopping (an error) once `stop` is set.
+pub(super) fn decode_params_until(path: &Path, checked: bool, stop: &AtomicBool) -> Result<Parameters<Bls12>> {
+    decode(open(path)?, path, checked, stop)
+}
+
+fn decode(
+    (file, layout, vk): (File, Layout, VerifyingKey<Bls12>),
+    path: &Path,
+    checked: bool,
+    stop: &AtomicBool,
+) -> Result<Parameters<Bls12>> {
+    let g1s = |s: Section| read_points(&file, s, path, stop, g1(checked)).map(Arc::new);
     Ok(Parameters {
         vk,
         h: g1s(layout.h)?,
         l: g1s(layout.l)?,
         a: g1s(layout.a)?,
         b_g1: g1s(layout.b_g1)?,
-        b_g2: Arc::new(read_points(&file, layout.b_g2, path, g2(checked))?),
+        b_g2: Arc::new(read_points(&file, layout.b_g2, path, stop, g2(checked))?),
     })
 }
 

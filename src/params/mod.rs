@@ -24,7 +24,7 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
 use crate::pce::Pce;
-use crate::{Error, Result};
+use crate::Result;
 use setup::setup;
 
 /// Distinct points in a dummy query; longer queries repeat them. Computing every point of a
@@ -89,20 +89,15 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
 }
 
 /// Generates real (sound) parameters for the circuit of `pce` ([`setup()`]: bellperson's
-/// generator's output for `seed`, in seconds) and writes them to `path` atomically (temp +
-/// rename). For demos and tests: the 64-bit seed is the whole trapdoor.
+/// generator's output for `seed`, in seconds) and writes them to `path` whole or not at all
+/// ([`crate::files::write_atomically`]). For demos and tests: the 64-bit seed is the whole trapdoor.
 pub fn generate_params(pce: &Pce, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {
     let params = setup(pce, seed)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&tmp)?);
+    let len = srs::params_bytes(&params);
+    crate::files::write_atomically(path, len, |f| {
+        let mut f = std::io::BufWriter::with_capacity(1 << 22, f);
         params.write(&mut f)?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::Io(format!("{}: {e}", path.display()))
+        std::io::Write::flush(&mut f)
     })?;
     Ok(params)
 }

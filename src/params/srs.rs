@@ -18,9 +18,8 @@ use std::time::Duration;
 use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
 use once_cell::sync::Lazy;
-use rayon::prelude::*;
 
-use super::{decode_params, file as params_file, read_params};
+use super::file::{self as params_file, decode_params_until, in_subgroups, read_params_until};
 use crate::instances::Instances;
 use crate::mem::{Owner, Tracked};
 use crate::{Error, Result};
@@ -61,6 +60,9 @@ pub struct Srs {
     /// Every point was (or is being) checked to be in its subgroup.
     checked: AtomicBool,
     decoded: Arc<Decoded>,
+    /// Set when the last holder drops it: stops its decoding and its cache writer, whose work
+    /// nobody would use.
+    stop: Arc<AtomicBool>,
     /// The bytes the points take, accounted from the start of the load (the decoding thread
     /// allocates them whole); given back with the instance, or once a failed decoding is seen.
     accounted: Mutex<Option<Tracked>>,
@@ -68,17 +70,27 @@ pub struct Srs {
 
 impl Srs {
     /// Parameters already in memory; their bytes are accounted as the SRS's when `accounted`.
-    fn decoded(p: Parameters<Bls12>, checked: bool, accounted: bool) -> Srs {
+    fn decoded(p: Parameters<Bls12>, checked: bool, accounted: bool, stop: Arc<AtomicBool>) -> Srs {
         let accounted = Mutex::new(accounted.then(|| Tracked::new(Owner::Srs, params_bytes(&p))));
         let (decoded, vk) = (Decoded::default(), p.vk.clone());
         decoded.set(Ok(p));
-        Srs { vk, checked: checked.into(), decoded: Arc::new(decoded), accounted }
+        Srs { vk, checked: checked.into(), decoded: Arc::new(decoded), stop, accounted }
     }
 
     /// Parameters the caller made (dummy or generated ones, a test's): ready at once, not
     /// accounted as a loaded file's.
     pub fn in_memory(p: Parameters<Bls12>) -> Srs {
-        Srs::decoded(p, false, false)
+        Srs::decoded(p, false, false, Arc::default())
+    }
+
+    /// A file's parameters decoded now (through the cache with `cache`).
+    fn read(path: &Path, checked: bool, cache: bool) -> Result<Srs> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let p = match cache {
+            true => read_params_until(path, checked, &stop)?,
+            false => decode_params_until(path, checked, &stop)?,
+        };
+        Ok(Srs::decoded(p, checked, true, stop))
     }
 
     /// The file's head checked now; its queries decoded (or read from the cache, with `cache`)
@@ -87,22 +99,24 @@ impl Srs {
         let head = params_file::read_head(&path)?;
         let decoded = Arc::new(Decoded::default());
         let accounted = Mutex::new(Some(Tracked::new(Owner::Srs, head.decoded_bytes)));
+        let stop = Arc::new(AtomicBool::new(false));
         let (theirs, vk, what) = (decoded.clone(), head.vk.clone(), path.display().to_string());
+        let their_stop = stop.clone();
         std::thread::Builder::new()
             .name("cuzk-srs-decode".into())
             .spawn(move || {
                 let bad = |m: &str| Error::BadParamsFile(format!("{}: {m}", path.display()));
                 // Waiters must hear how it ended, also if the decoder panicked.
                 let r = std::panic::catch_unwind(AssertUnwindSafe(|| match cache {
-                    true => read_params(&path, checked),
-                    false => decode_params(&path, checked),
+                    true => read_params_until(&path, checked, &their_stop),
+                    false => decode_params_until(&path, checked, &their_stop),
                 }))
                 .unwrap_or_else(|_| Err(bad("the decoder panicked")));
                 // The file may have been replaced since its head was read.
                 theirs.set(r.and_then(|p| if p.vk == vk { Ok(p) } else { Err(bad("changed while it was loaded")) }));
             })
             .map_err(|e| Error::Io(format!("starting the thread that decodes {what}: {e}")))?;
-        Ok(Srs { vk: head.vk, checked: checked.into(), decoded, accounted })
+        Ok(Srs { vk: head.vk, checked: checked.into(), decoded, stop, accounted })
     }
 
     /// Parameters whose queries come when the test calls the function returned with them.
@@ -110,7 +124,7 @@ impl Srs {
     pub(crate) fn pending(vk: VerifyingKey<Bls12>) -> (Srs, impl FnOnce(Result<Parameters<Bls12>>)) {
         let decoded = Arc::new(Decoded::default());
         let theirs = decoded.clone();
-        let srs = Srs { vk, checked: false.into(), decoded, accounted: Mutex::new(None) };
+        let srs = Srs { vk, checked: false.into(), decoded, stop: Arc::default(), accounted: Mutex::new(None) };
         (srs, move |r| theirs.set(r))
     }
 
@@ -150,22 +164,14 @@ impl Srs {
     }
 }
 
-fn canonical(path: &Path) -> Result<PathBuf> {
-    std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+impl Drop for Srs {
+    fn drop(&mut self) {
+        self.stop.store(true, SeqCst);
+    }
 }
 
-/// Checks, on every core, that every point of `p` is in its prime-order subgroup (the
-/// decoder already refused points off the curve or at infinity).
-fn check_subgroups(p: &Parameters<Bls12>, path: &Path) -> Result<()> {
-    let g1s = [&p.h, &p.l, &p.a, &p.b_g1].into_iter().all(|q| q.par_iter().all(|x| bool::from(x.is_torsion_free())));
-    let g2s = p.b_g2.par_iter().all(|x| bool::from(x.is_torsion_free()));
-    let vk = &p.vk;
-    let vk_g1 = [vk.alpha_g1, vk.beta_g1, vk.delta_g1].iter().chain(&vk.ic).all(|x| bool::from(x.is_torsion_free()));
-    let vk_g2 = [vk.beta_g2, vk.gamma_g2, vk.delta_g2].iter().all(|x| bool::from(x.is_torsion_free()));
-    match g1s && g2s && vk_g1 && vk_g2 {
-        true => Ok(()),
-        false => Err(Error::BadParamsFile(format!("{}: a point is outside its subgroup", path.display()))),
-    }
+fn canonical(path: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
 }
 
 /// How [`load`] reads a file it has not loaded yet.
@@ -174,8 +180,8 @@ pub struct LoadOptions {
     /// Check every point's subgroup (also when they were loaded before without it: then their
     /// resident points are checked, once).
     pub checked: bool,
-    /// Read and keep the decoded form beside the file ([`read_params`]), else decode the file
-    /// alone ([`decode_params`]).
+    /// Read and keep the decoded form beside the file ([`super::read_params`]), else decode the
+    /// file alone ([`super::decode_params`]).
     pub cache: bool,
     /// Return once the file's layout and key are checked; decode the queries in the background
     /// (a bad point is then reported by the first proof, or by [`Srs::queries`]).
@@ -190,19 +196,25 @@ pub fn load(path: &Path, o: LoadOptions) -> Result<Arc<Srs>> {
         PARAMS.get_or_load(&key, || {
             let srs = match o.background {
                 true => Srs::in_background(key.clone(), o.checked, o.cache)?,
-                false if o.cache => Srs::decoded(read_params(&key, o.checked)?, o.checked, true),
-                false => Srs::decoded(decode_params(&key, o.checked)?, o.checked, true),
+                false => Srs::read(&key, o.checked, o.cache)?,
             };
             Ok((srs, Vec::new()))
         })
     };
     let mut srs = get()?;
-    if srs.failed() {
+    // A load that is not in the background returns decoded parameters, also when it finds an
+    // instance still decoding in the background.
+    if srs.failed() || (!o.background && srs.queries().is_err()) {
         PARAMS.remove_value(&srs);
         srs = get()?;
+        if !o.background {
+            srs.queries()?;
+        }
     }
     if o.checked && !srs.checked.load(SeqCst) {
-        check_subgroups(srs.queries()?, &key)?;
+        if !in_subgroups(srs.queries()?) {
+            return Err(Error::BadParamsFile(format!("{}: a point is outside its subgroup", key.display())));
+        }
         srs.checked.store(true, SeqCst);
     }
     Ok(srs)
@@ -239,14 +251,14 @@ pub fn release_unused_device_copies() {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::circuits::{Family, Synthetic};
     use blstrs::Fp;
     use ff::Field;
 
     /// A point on G1's curve (y² = x³ + 4) outside its prime-order subgroup.
-    fn off_subgroup_point() -> G1Affine {
+    pub(in crate::params) fn off_subgroup_point() -> G1Affine {
         (1u64..)
             .find_map(|k| {
                 let x = Fp::from(k);
@@ -345,6 +357,35 @@ mod tests {
         assert!(!Arc::ptr_eq(&again, &bad));
         assert!(*again.queries().unwrap() == params);
         unload(&path);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Parameters dropped by their last holder stop being decoded in the background, and a
+    /// foreground load's cache stops being written: no thread works for parameters nobody holds.
+    #[test]
+    fn work_for_dropped_parameters_stops() {
+        let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 100_000, 1).blank()).unwrap();
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = written(&dir, "p.params", &crate::params::dummy_params(&pce, 7));
+        let cache = LoadOptions { checked: false, cache: true, background: true };
+
+        let srs = load(&path, cache).unwrap();
+        let decoded = srs.decoded.clone();
+        assert!(unload(&path));
+        drop(srs);
+        let guard = decoded.lock.lock().unwrap();
+        let _ = decoded.done.wait_timeout_while(guard, Duration::from_secs(120), |_| decoded.value.get().is_none());
+        match decoded.value.get() {
+            Some(Err(Error::BadParamsFile(m))) => assert!(m.contains("stopped"), "{m}"),
+            other => panic!("the decoding went on: {:?}", other.map(|r| r.as_ref().map(|_| ()))),
+        }
+
+        drop(load(&path, LoadOptions { background: false, ..cache }).unwrap());
+        assert!(unload(&path));
+        crate::params::wait_for_cache_writes();
+        assert!(!crate::params::cache_path(&path).exists(), "the cache writer went on");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing but the parameters");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

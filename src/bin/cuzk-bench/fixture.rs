@@ -75,9 +75,7 @@ fn write(circuit: &Circuit, seal: Seal, seed: u64, out: &Path) -> Result<()> {
     let (input, secs) =
         stage("sealing a sector and making the input", || crate::prove::made_input(circuit, seal, seed));
     let input = input?;
-    let tmp = out.with_extension("tmp");
-    std::fs::write(&tmp, &input)?;
-    std::fs::rename(&tmp, out)?;
+    cuzk::files::write_atomically(out, input.len() as u64, |f| std::io::Write::write_all(f, &input))?;
     table(
         "fixture",
         &[

@@ -63,9 +63,11 @@ pub fn run(o: Opts) -> Result<()> {
             let (circuit_id, pce) = blank_pce(&o.c)?;
             id = circuit_id;
             let p = dummy_params(&pce, 1);
-            let mut f = std::io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&out)?);
-            p.write(&mut f)?;
-            f.flush()?;
+            cuzk::files::write_atomically(&out, srs::params_bytes(&p), |f| {
+                let mut f = std::io::BufWriter::with_capacity(1 << 22, f);
+                p.write(&mut f)?;
+                f.flush()
+            })?;
         } else {
             generate(&o.c, &out)?;
             id = o.c.circuit.clone();
