@@ -1,7 +1,8 @@
 //! The `.pce` file and the PCE registry: round trips on every circuit family
 //! (read and mapped), truncations, bit flips, structural corruption behind
 //! valid checksums, foreign / wrong-version / wrong-circuit files, concurrent
-//! loads, unload, a read PCE outliving changes to its file.
+//! loads, unload, a read PCE outliving changes to its file, the witness program
+//! saved at extraction and its verdict kept beside the file.
 
 mod common;
 
@@ -11,11 +12,11 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use blstrs::Scalar;
 use common::*;
-use cuzk::circuits::{Family, Synthetic};
+use cuzk::circuits::{Circuit, Family, Synthetic, WitnessSource};
 use cuzk::mem::{self, Owner};
 use cuzk::pce::file::{self, FileBytes, HEADER_LEN, SECTIONS};
 use cuzk::pce::{evaluate, extract, registry, Access, Pce};
-use cuzk::witness::Witness;
+use cuzk::witness::{Witness, WitnessBuffer};
 use cuzk::Error;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -274,10 +275,14 @@ fn foreign_version_and_circuit_are_refused() {
     let m = bad_msg(file::load(&p, Some("porep-32g-v1"), true, Access::Read));
     assert!(m.contains("traps-1") && m.contains("porep-32g-v1"), "{m}");
     assert!(file::load(&p, None, true, Access::Read).is_ok());
-    // Another format version.
+    // Another format version; version 2 (with a witness program) with version 1's ten sections.
+    let mut b = bytes.clone();
+    put_u32(&mut b, 8, 3);
+    assert!(bad_msg(load_bytes(&b, None, true)).contains("format version 3"));
     let mut b = bytes.clone();
     put_u32(&mut b, 8, 2);
-    assert!(bad_msg(load_bytes(&b, None, true)).contains("format version 2"));
+    reseal(&mut b);
+    assert!(bad_msg(load_bytes(&b, None, true)).contains("10 sections, version 2 has 11"));
     // The anchor's format (magic "PCE\x02", version 2).
     let mut anchor = b"PCE\x02\x02\x00\x00\x00".to_vec();
     anchor.resize(4096, 0);
@@ -434,6 +439,11 @@ fn write_fuzz_seeds() {
         let c = Synthetic::new(f, 300, 1);
         file::save(&extract(c.blank()).unwrap(), &c.circuit_id(), &dir.join(c.circuit_id())).unwrap();
     }
+    // A file with its witness program (format version 2).
+    let c = Synthetic::new(Family::Sha256Chain, 300, 1);
+    let pce = extract(c.blank()).unwrap();
+    assert!(pce.program(|| None).is_some());
+    file::save(&pce, &c.circuit_id(), &dir.join(format!("{}-program", c.circuit_id()))).unwrap();
 }
 
 /// A load that asks for checksums is not served, as it is, an instance loaded before without
@@ -470,6 +480,47 @@ fn a_verified_load_checks_an_instance_loaded_unverified() {
         let q = registry::load_or_extract(id, &good, true, access, || panic!("must not extract")).unwrap();
         assert!(Arc::ptr_eq(&p, &q));
         assert!(registry::unload(id));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A circuit whose witnesses replay a program has it recorded at extraction and saved with its
+/// PCE. A restart (unloaded, loaded again) replays the file's program without recording it;
+/// once one process's witness agreed with the gadgets, the next trusts it at once. Its bytes
+/// count as the PCE's, read or mapped.
+#[test]
+fn extraction_saves_the_witness_program() {
+    let _g = REGISTRY_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmp_dir("program");
+    let circuit = Circuit::parse("sha256-chain", 60_000).unwrap();
+    let id = circuit.circuit_id().unwrap();
+    let instance = || circuit.statement(3, &[]).unwrap().instance(0).unwrap();
+    let want = Witness::generate(instance()).unwrap();
+    let witness = |pce: &Pce| instance().witness(pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+    for access in [Access::Read, Access::Map] {
+        let path = dir.join(format!("{access:?}.pce"));
+        let (pce0, mapped0) = (mem::owner_bytes(Owner::Pce), mem::owner_bytes(Owner::PceMapped));
+        for restart in [false, true] {
+            let pce = circuit.load_pce(&path, true, access).unwrap();
+            let version = u32::from_le_bytes(std::fs::read(&path).unwrap()[8..12].try_into().unwrap());
+            assert_eq!(version, 2, "saved with its witness program");
+            let program = pce.program(|| panic!("the file's program is not recorded again")).unwrap();
+            let heap = (pce.heap_bytes() + program.heap_bytes()) as u64;
+            let mapped = (pce.byte_len() - pce.heap_bytes() + program.mapped_bytes()) as u64;
+            assert_eq!(mem::owner_bytes(Owner::Pce) - pce0, heap, "{access:?}");
+            assert_eq!(mem::owner_bytes(Owner::PceMapped) - mapped0, mapped, "{access:?}");
+            assert!(program.heap_bytes() > 0, "at least its coefficients");
+            assert_eq!(program.mapped_bytes() > 0, access == Access::Map);
+            // The first process judges with the gadgets; the restarted one knows the verdict.
+            assert_eq!(pce.program.trusted(), restart.then_some(true), "restart {restart}");
+            assert!(witness(&pce) == want);
+            assert_eq!(pce.program.trusted(), Some(true));
+            assert!(dir.join(format!("{access:?}.pce.vouched")).exists());
+            drop(pce);
+            assert!(registry::unload(&id));
+        }
+        assert_eq!(mem::owner_bytes(Owner::Pce), pce0, "heap accounting back to baseline");
+        assert_eq!(mem::owner_bytes(Owner::PceMapped), mapped0, "mapped accounting back to baseline");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

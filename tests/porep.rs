@@ -3,7 +3,8 @@
 //! CI tests (2 KiB only, a few minutes on 2 cores):
 //! - the PCE path's a, b, c, densities, inputs and aux equal the reference evaluation of
 //!   bellperson's own synthesis, for every partition, and the witnesses made with the challenges
-//!   synthesized in parallel and replayed from the witness program equal the sequential one;
+//!   synthesized in parallel and replayed from the witness program equal the sequential one,
+//!   and the program saved with the PCE at extraction is split by challenge as a C1's is;
 //! - the public inputs (reference inputs[1..]) equal `generate_public_inputs`;
 //! - the CPU proof with fixed r, s is byte-identical to `bellperson::groth16::create_proof` on the
 //!   same circuit and (structurally valid, unsound) parameters;
@@ -192,6 +193,24 @@ fn pce_path_equals_reference_for_every_partition() {
         assert_eq!(public.len() + 1, reference.witness.inputs.len());
         assert!(reference.witness.inputs[1..] == public[..], "public inputs differ from generate_public_inputs");
     }
+}
+
+/// The PCE extracted and saved by `Circuit::load_pce` carries its witness program, recorded
+/// with the layout of the blank circuit: split by challenge, as a C1's partition records it,
+/// and replaying the gadgets' witness.
+#[test]
+fn the_program_saved_at_extraction_is_split_by_challenge() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cuzk-porep-pce-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pce = Circuit::Porep(PorepSize::KiB2).load_pce(&dir.join("2k.pce"), true, pce::Access::Read).unwrap();
+    let saved = pce.program(|| panic!("loaded with its file, not recorded")).expect("a witness program");
+    let recorded = c1().circuit(0).unwrap().program(pce_2k()).expect("a witness program");
+    assert!(saved.is_split() && recorded.is_split());
+    assert_eq!((saved.steps(), saved.free()), (recorded.steps(), recorded.free()));
+    let w = c1().circuit(0).unwrap().witness(&pce, WitnessBuffer::new(pce.num_inputs, pce.num_aux)).unwrap();
+    assert!(w == Witness::generate(c1().circuit(0).unwrap()).unwrap());
+    assert_eq!(pce.program.trusted(), Some(true));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! The `.pce` file: a PCE saved once (atomically), read back at every start —
 //! into memory by default, or mapped and used in place ([`Access`]).
 //!
-//! # Layout (format version 1, little-endian)
+//! # Layout (format versions 1 and 2, little-endian)
 //!
 //! A 1024-byte header (its fields: `src/pce/header.rs`), then ten sections, in
 //! this order: A row pointers (u32), A words (u32), the same for B and C, the
 //! dictionary (32-byte canonical little-endian scalars), and the a_aux,
-//! b_input, b_aux bitmaps (u64 words, Lsb0). The layout is fully determined by
+//! b_input, b_aux bitmaps (u64 words, Lsb0); version 2 adds the circuit's
+//! witness program last (`src/pce/program/stored.rs`), which a PCE saved with
+//! its program carries. The layout is fully determined by
 //! the counts: each section starts at the first 64-byte boundary after the
 //! previous one (zero padding between) and the file ends exactly where the
 //! last one does. 64 bytes keep every array cache-line aligned (and so aligned
@@ -20,7 +22,11 @@
 //! dictionary indices, nnz, densities) are checked on every load; a file that
 //! passes can never make the evaluator (plain Rust indexing) panic. The
 //! per-section checksums — a pass over every byte — are checked when asked
-//! (the C API's default); trusted local files can skip them.
+//! (the C API's default); trusted local files can skip them. The witness
+//! program's section is always checked, against its checksum and structurally
+//! ([`super::program`]'s `check`), before its program is used: the verdict
+//! kept beside the file (`<file>.vouched`, [`super::program`]'s `vouched`)
+//! is about those exact bytes.
 //!
 //! Read into memory ([`Access::Read`]), a loaded PCE no longer depends on its
 //! file: the file may be rewritten, truncated or removed. Mapped
@@ -42,8 +48,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 use blstrs::Scalar;
@@ -53,9 +58,12 @@ use rayon::prelude::*;
 pub use super::bytes::FileBytes;
 use super::bytes::Line;
 pub use super::bytes::ALIGN;
-use super::header::{bad_file, sec, Dims, Header, SectionSum};
+use super::header::{bad_file, identity, sec, Dims, Header, SectionSum};
 pub use super::header::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_ID_LEN, SECTIONS, SECTION_NAMES};
 use super::matrix::{Array, CsrMatrix};
+use super::program::stored::{self, Stored};
+use super::program::trust::ProgramSlot;
+use super::program::vouched::Sidecar;
 use super::system::{Bitmap, Densities, Pce};
 pub use super::validate::validate;
 use crate::{Error, Result};
@@ -151,11 +159,11 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("{what} {}: {e}", path.display()))
 }
 
-static TMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
 /// Writes `pce` to `path` atomically: a temporary file in the same directory,
-/// fsync'd, renamed over `path`, and the directory fsync'd. The PCE is
-/// validated first, so a file this writes is one [`load`] accepts.
+/// fsync'd, renamed over `path`, and the directory fsync'd. With the witness
+/// program its slot holds (loaded or recorded, and not refused by the
+/// gadgets) the file is version 2, else version 1. The PCE and its program are
+/// checked first, so a file this writes is one [`load`] accepts.
 pub fn save(pce: &Pce, circuit_id: &str, path: &Path) -> Result<()> {
     little_endian_only()?;
     if circuit_id.is_empty() || circuit_id.len() > MAX_ID_LEN {
@@ -164,57 +172,47 @@ pub fn save(pce: &Pce, circuit_id: &str, path: &Path) -> Result<()> {
             circuit_id.len()
         )));
     }
-    validate(pce).map_err(|e| match e {
+    let refused = |e| match e {
         Error::BadPceFile(m) => Error::InvalidInput(format!("refusing to save an invalid PCE: {m}")),
         e => e,
-    })?;
+    };
+    validate(pce).map_err(refused)?;
+    let program = pce.program.to_save().map(|p| Stored::of(p, pce)).transpose().map_err(refused)?;
     let dict = dict_bytes(&pce.dict);
     let sections = section_bytes(pce, &dict);
-    let header = Header::new(circuit_id, Dims::of(pce), section_sums(&sections))
+    let program_sum = program.as_ref().map(|p| SectionSum { len: p.len(), checksum: p.checksum() });
+    let header = Header::new(circuit_id, Dims::of(pce), section_sums(&sections), program_sum)
         .ok_or_else(|| Error::TooLarge("file length overflows".into()))?;
-    write_atomically(path, &header, &sections)
+    write_atomically(path, &header, &sections, program.as_ref())
 }
 
-/// Writes the header and the sections (zero padded to their offsets) to a
-/// temporary file next to `path`, then renames it over `path`; on any error
-/// the temporary file is removed.
-fn write_atomically(path: &Path, header: &Header, sections: &[&[u8]; SECTIONS]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| Error::InvalidInput(format!("{} has no file name", path.display())))?;
-    let tmp = dir.join(format!(
-        "{}.tmp.{}.{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let write = || -> Result<()> {
-        let mut f = File::create(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
+/// Writes the header, the sections and the witness program's (zero padded to their offsets)
+/// to `path`, whole or not at all ([`crate::files::write_atomically`]).
+fn write_atomically(
+    path: &Path,
+    header: &Header,
+    sections: &[&[u8]; SECTIONS],
+    program: Option<&Stored>,
+) -> Result<()> {
+    crate::files::write_atomically(path, header.file_len, |f| {
         let zeros = [0u8; ALIGN];
         let mut pos = HEADER_LEN as u64;
-        f.write_all(&header.encode()).map_err(|e| io_err("writing", &tmp, e))?;
+        f.write_all(&header.encode())?;
         for (i, section) in sections.iter().enumerate() {
             let pad = (header.offsets[i] - pos) as usize;
-            f.write_all(&zeros[..pad]).map_err(|e| io_err("writing", &tmp, e))?;
+            f.write_all(&zeros[..pad])?;
             // Large writes straight from the arrays: no buffering, no copy.
-            f.write_all(section).map_err(|e| io_err("writing", &tmp, e))?;
+            f.write_all(section)?;
             pos = header.offsets[i] + section.len() as u64;
         }
+        if let (Some(program), Some(at)) = (program, &header.program) {
+            f.write_all(&zeros[..(at.offset - pos) as usize])?;
+            program.write(f)?;
+            pos = at.offset + program.len();
+        }
         debug_assert_eq!(pos, header.file_len);
-        f.sync_all().map_err(|e| io_err("fsync of", &tmp, e))?;
-        drop(f);
-        std::fs::rename(&tmp, path).map_err(|e| io_err("renaming onto", path, e))?;
-        // Make the rename itself durable.
-        File::open(&dir).and_then(|d| d.sync_all()).map_err(|e| io_err("fsync of directory", &dir, e))?;
         Ok(())
-    };
-    let r = write();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+    })
 }
 
 /// Bytes per positioned read when a file is read into memory (the reads run
@@ -222,9 +220,12 @@ fn write_atomically(path: &Path, header: &Header, sections: &[&[u8]; SECTIONS]) 
 const READ_CHUNK: usize = 16 << 20;
 
 /// Loads the `.pce` file at `path`, read into memory or mapped (`access`),
-/// and checks it: see [`load_from`].
+/// and checks it: see [`load_from`]. A witness program it carries is trusted
+/// at once if the verdict beside it (`<path>.vouched`) says this file's
+/// program agreed with the gadgets; else a witness decides and writes it there.
 pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool, access: Access) -> Result<LoadedPce> {
     little_endian_only()?;
+    crate::files::sweep_temps(path);
     let f = crate::files::open_regular(path)?;
     let len = f.metadata().map_err(|e| io_err("reading metadata of", path, e))?.len();
     if len < HEADER_LEN as u64 {
@@ -251,7 +252,7 @@ pub fn load(path: &Path, expected_id: Option<&str>, verify_checksums: bool, acce
             FileBytes::mapped(map)
         }
     };
-    load_from(bytes, expected_id, verify_checksums).map_err(|e| match e {
+    load_bytes(bytes, expected_id, verify_checksums, Some(path)).map_err(|e| match e {
         Error::BadPceFile(m) => bad_file(format!("{}: {m}", path.display())),
         e => e,
     })
@@ -272,8 +273,20 @@ fn read_all(file: &File, len: u64, path: &Path) -> Result<FileBytes> {
 
 /// Loads a PCE from the bytes of a `.pce` file. The big arrays stay in
 /// `bytes` (`Array::File`, shared); only the dictionary is copied (as
-/// canonical scalars).
+/// canonical scalars). A witness program it carries is loaded too (its arrays
+/// views of `bytes` as well); with no file to keep a verdict beside, its first
+/// witness decides whether it is trusted.
 pub fn load_from(bytes: FileBytes, expected_id: Option<&str>, verify_checksums: bool) -> Result<LoadedPce> {
+    load_bytes(bytes, expected_id, verify_checksums, None)
+}
+
+/// [`load_from`], the verdict on its program kept beside `path` if the bytes are a file's.
+fn load_bytes(
+    bytes: FileBytes,
+    expected_id: Option<&str>,
+    verify_checksums: bool,
+    path: Option<&Path>,
+) -> Result<LoadedPce> {
     little_endian_only()?;
     let header = Header::read(&bytes)?;
     if let Some(want) = expected_id {
@@ -293,8 +306,15 @@ pub fn load_from(bytes: FileBytes, expected_id: Option<&str>, verify_checksums: 
     }
     let dict = read_dictionary(&bytes[header.section_range(sec::DICT)])?;
     let bytes = Arc::new(bytes);
-    let pce = file_pce(&bytes, &header, dict);
+    let mut pce = file_pce(&bytes, &header, dict);
     validate(&pce)?;
+    if let (Some(program), Some(range)) = (header.program, header.program_range()) {
+        if checksum(&bytes[range.clone()]) != program.sum.checksum {
+            return Err(bad_file("witness program section checksum mismatch (corrupt data)"));
+        }
+        let program = stored::load(&bytes, range, &pce)?;
+        pce.program = ProgramSlot::loaded(program, path.map(|p| Sidecar::of(p, identity(&bytes))));
+    }
     if verify_checksums {
         verified().push(Arc::downgrade(&bytes));
     }

@@ -5,7 +5,7 @@
 //! ```text
 //! offset  size  field
 //!      0     8  magic  b"CUZKPCE\0"
-//!      8     4  format version (1)
+//!      8     4  format version: 1, or 2 for a file with its witness program
 //!     12     4  header length (1024)
 //!     16     8  file length
 //!     24     8  num_inputs (the ONE included)
@@ -14,19 +14,27 @@
 //!     48    24  nnz of A, B, C
 //!     72     8  dictionary length
 //!     80    24  population counts of the a_aux, b_input, b_aux bitmaps
-//!    104     4  section count (10)
+//!    104     4  section count (10; 11 in version 2)
 //!    108     4  circuit id length (≤ 256)
 //!    112    32  fingerprint
 //!    144   256  circuit id, UTF-8, zero padded
 //!    400   480  10 sections × {offset u64, byte length u64, blake3 checksum [32]}
-//!    880   112  reserved, zero
+//!    880    48  version 2: the witness program's section, the same way; version 1: zero
+//!    928    64  reserved, zero
 //!    992    32  blake3 of bytes 0..992 (the header checksum)
-//!   1024     …  sections, each at a 64-byte aligned offset, zero padding between
+//!   1024     …  sections, each at a 64-byte aligned offset, zero padding between;
+//!               version 2: the witness program's last (its own layout:
+//!               `src/pce/program/stored.rs`)
 //! ```
 //!
 //! The offsets are the constants of [`at`]; the fingerprint is
-//! [`fingerprint_of`] the dimensions and the section table's lengths and
-//! checksums.
+//! [`fingerprint_of`] the dimensions and the ten sections' lengths and
+//! checksums: it names the constraint system, the same whether a file carries
+//! a witness program or not. The header checksum covers the program's section
+//! checksum too: it is the identity of the file as a whole.
+//!
+//! A PCE saved without a witness program is written as version 1, which
+//! builds older than the program's section read as well.
 
 use super::matrix::MAX_COLS;
 use super::system::Pce;
@@ -39,14 +47,17 @@ pub(super) fn bad_file(msg: impl Into<String>) -> crate::Error {
 
 /// The first eight bytes of every `.pce` file.
 pub const MAGIC: [u8; 8] = *b"CUZKPCE\0";
-/// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version of a file with its witness program; one without is version 1. This
+/// build reads both.
+pub const FORMAT_VERSION: u32 = 2;
+/// The format version of a file without a witness program.
+const VERSION_WITHOUT_PROGRAM: u32 = 1;
 /// Bytes before the first section.
 pub const HEADER_LEN: usize = 1024;
 pub use super::bytes::ALIGN;
 /// Longest circuit id.
 pub const MAX_ID_LEN: usize = 256;
-/// Number of sections.
+/// Number of sections every file has; a version-2 file has its witness program's after them.
 pub const SECTIONS: usize = 10;
 /// Section names, in file order.
 pub const SECTION_NAMES: [&str; SECTIONS] = [
@@ -99,8 +110,10 @@ mod at {
     pub const CIRCUIT_ID: usize = 144;
     /// `SECTIONS` entries of `SECTION_ENTRY` bytes.
     pub const SECTION_TABLE: usize = 400;
+    /// The witness program's entry (version 2; zero in version 1).
+    pub const PROGRAM_ENTRY: usize = SECTION_TABLE + SECTIONS * SECTION_ENTRY;
     /// Zero up to the checksum.
-    pub const RESERVED: usize = SECTION_TABLE + SECTIONS * SECTION_ENTRY;
+    pub const RESERVED: usize = PROGRAM_ENTRY + SECTION_ENTRY;
     /// blake3 of every byte before it.
     pub const CHECKSUM: usize = 992;
 }
@@ -117,7 +130,7 @@ const _: () = {
     assert!(at::NUM_CONSTRAINTS + 8 == at::NNZ && at::NNZ + 24 == at::DICT_LEN && at::DICT_LEN + 8 == at::ONES);
     assert!(at::ONES + 24 == at::SECTION_COUNT && at::SECTION_COUNT + 4 == at::ID_LEN);
     assert!(at::ID_LEN + 4 == at::FINGERPRINT && at::FINGERPRINT + 32 == at::CIRCUIT_ID);
-    assert!(at::CIRCUIT_ID + MAX_ID_LEN == at::SECTION_TABLE && at::RESERVED == 880);
+    assert!(at::CIRCUIT_ID + MAX_ID_LEN == at::SECTION_TABLE && at::PROGRAM_ENTRY == 880 && at::RESERVED == 928);
     assert!(at::RESERVED <= at::CHECKSUM && at::CHECKSUM + 32 == HEADER_LEN);
 };
 
@@ -172,16 +185,34 @@ pub(crate) fn fingerprint_of(dims: &Dims, sections: &[SectionSum; SECTIONS]) -> 
     *h.finalize().as_bytes()
 }
 
-/// Offsets of the sections given their byte lengths, and the file length:
-/// each section at the first `ALIGN` boundary after the previous one.
+/// The first `ALIGN` boundary at or after `end`.
+fn aligned(end: u64) -> Option<u64> {
+    Some(end.checked_add(ALIGN as u64 - 1)? & !(ALIGN as u64 - 1))
+}
+
+/// Offsets of the sections given their byte lengths, and where the last one
+/// ends: each section at the first `ALIGN` boundary after the previous one.
 pub(crate) fn layout(lens: &[u64; SECTIONS]) -> Option<([u64; SECTIONS], u64)> {
     let mut offsets = [0u64; SECTIONS];
     let mut end = HEADER_LEN as u64;
     for (i, &len) in lens.iter().enumerate() {
-        offsets[i] = end.checked_add(ALIGN as u64 - 1)? & !(ALIGN as u64 - 1);
+        offsets[i] = aligned(end)?;
         end = offsets[i].checked_add(len)?;
     }
     Some((offsets, end))
+}
+
+/// A version-2 file's witness program section: where it is, its length and checksum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProgramSection {
+    pub offset: u64,
+    pub sum: SectionSum,
+}
+
+/// The header checksum of `file`, whose header [`Header::read`] accepted: the identity of the
+/// file as a whole (it covers every section's checksum, the witness program's included).
+pub(crate) fn identity(file: &[u8]) -> [u8; 32] {
+    file[at::CHECKSUM..HEADER_LEN].try_into().unwrap()
 }
 
 /// Everything a `.pce` header says. Magic, version and header length are
@@ -195,6 +226,8 @@ pub(crate) struct Header {
     pub fingerprint: [u8; 32],
     pub offsets: [u64; SECTIONS],
     pub sections: [SectionSum; SECTIONS],
+    /// The witness program's section (version 2), after the others.
+    pub program: Option<ProgramSection>,
 }
 
 fn put_u32(h: &mut [u8], at: usize, v: u32) {
@@ -212,12 +245,37 @@ fn get_u64(h: &[u8], at: usize) -> u64 {
 
 impl Header {
     /// The header of a file holding content `dims`/`sections` for
-    /// `circuit_id` (1 to `MAX_ID_LEN` bytes), laid out by [`layout`]; `None`
-    /// if the file length overflows.
-    pub fn new(circuit_id: &str, dims: Dims, sections: [SectionSum; SECTIONS]) -> Option<Header> {
-        let (offsets, file_len) = layout(&sections.map(|s| s.len))?;
+    /// `circuit_id` (1 to `MAX_ID_LEN` bytes), laid out by [`layout`], and
+    /// the witness program's section `program` after them (version 2) if
+    /// there is one; `None` if the file length overflows.
+    pub fn new(
+        circuit_id: &str,
+        dims: Dims,
+        sections: [SectionSum; SECTIONS],
+        program: Option<SectionSum>,
+    ) -> Option<Header> {
+        let (offsets, end) = layout(&sections.map(|s| s.len))?;
+        let (program, file_len) = match program {
+            Some(sum) => {
+                let offset = aligned(end)?;
+                (Some(ProgramSection { offset, sum }), offset.checked_add(sum.len)?)
+            }
+            None => (None, end),
+        };
         let fingerprint = fingerprint_of(&dims, &sections);
-        Some(Header { file_len, dims, circuit_id: circuit_id.to_string(), fingerprint, offsets, sections })
+        Some(Header { file_len, dims, circuit_id: circuit_id.to_string(), fingerprint, offsets, sections, program })
+    }
+
+    fn version(&self) -> u32 {
+        match self.program {
+            Some(_) => FORMAT_VERSION,
+            None => VERSION_WITHOUT_PROGRAM,
+        }
+    }
+
+    /// Entries of the section table: 10, and the witness program's.
+    fn section_count(version: u32) -> usize {
+        SECTIONS + (version == FORMAT_VERSION) as usize
     }
 
     /// The header's bytes, its checksum last.
@@ -225,7 +283,7 @@ impl Header {
         let (d, id) = (&self.dims, self.circuit_id.as_bytes());
         let mut h = [0u8; HEADER_LEN];
         h[at::MAGIC..at::MAGIC + 8].copy_from_slice(&MAGIC);
-        put_u32(&mut h, at::VERSION, FORMAT_VERSION);
+        put_u32(&mut h, at::VERSION, self.version());
         put_u32(&mut h, at::HEADER_LEN, HEADER_LEN as u32);
         put_u64(&mut h, at::FILE_LEN, self.file_len);
         put_u64(&mut h, at::NUM_INPUTS, d.num_inputs);
@@ -236,7 +294,7 @@ impl Header {
             put_u64(&mut h, at::ONES + 8 * i, d.ones[i]);
         }
         put_u64(&mut h, at::DICT_LEN, d.dict_len);
-        put_u32(&mut h, at::SECTION_COUNT, SECTIONS as u32);
+        put_u32(&mut h, at::SECTION_COUNT, Header::section_count(self.version()) as u32);
         put_u32(&mut h, at::ID_LEN, id.len() as u32);
         h[at::FINGERPRINT..at::FINGERPRINT + 32].copy_from_slice(&self.fingerprint);
         h[at::CIRCUIT_ID..at::CIRCUIT_ID + id.len()].copy_from_slice(id);
@@ -245,6 +303,11 @@ impl Header {
             put_u64(&mut h, e, self.offsets[i]);
             put_u64(&mut h, e + 8, s.len);
             h[e + 16..e + 48].copy_from_slice(&s.checksum);
+        }
+        if let Some(p) = &self.program {
+            put_u64(&mut h, at::PROGRAM_ENTRY, p.offset);
+            put_u64(&mut h, at::PROGRAM_ENTRY + 8, p.sum.len);
+            h[at::PROGRAM_ENTRY + 16..at::PROGRAM_ENTRY + 48].copy_from_slice(&p.sum.checksum);
         }
         let sum = blake3::hash(&h[..at::CHECKSUM]);
         h[at::CHECKSUM..].copy_from_slice(sum.as_bytes());
@@ -264,8 +327,10 @@ impl Header {
             return Err(bad_file(format!("not a cuzk PCE file: magic {:02x?}", &file[at::MAGIC..at::MAGIC + 8])));
         }
         let version = get_u32(file, at::VERSION);
-        if version != FORMAT_VERSION {
-            return Err(bad_file(format!("format version {version}, this build reads version {FORMAT_VERSION}")));
+        if version != FORMAT_VERSION && version != VERSION_WITHOUT_PROGRAM {
+            return Err(bad_file(format!(
+                "format version {version}, this build reads versions {VERSION_WITHOUT_PROGRAM} and {FORMAT_VERSION}"
+            )));
         }
         if file.len() < HEADER_LEN {
             return Err(bad_file(format!(
@@ -290,16 +355,17 @@ impl Header {
             )));
         }
         let nsec = get_u32(h, at::SECTION_COUNT);
-        if nsec as usize != SECTIONS {
-            return Err(bad_file(format!("{nsec} sections, expected {SECTIONS}")));
+        let want = Header::section_count(version);
+        if nsec as usize != want {
+            return Err(bad_file(format!("{nsec} sections, version {version} has {want}")));
         }
         let id_len = get_u32(h, at::ID_LEN) as usize;
         if id_len == 0 || id_len > MAX_ID_LEN {
             return Err(bad_file(format!("circuit id length {id_len} out of 1..={MAX_ID_LEN}")));
         }
         let id_end = at::CIRCUIT_ID + id_len;
-        if h[id_end..at::SECTION_TABLE].iter().any(|&b| b != 0) || h[at::RESERVED..at::CHECKSUM].iter().any(|&b| b != 0)
-        {
+        let reserved = at::SECTION_TABLE + want * SECTION_ENTRY;
+        if h[id_end..at::SECTION_TABLE].iter().any(|&b| b != 0) || h[reserved..at::CHECKSUM].iter().any(|&b| b != 0) {
             return Err(bad_file("non-zero padding or reserved bytes in the header"));
         }
         let circuit_id = std::str::from_utf8(&h[at::CIRCUIT_ID..id_end])
@@ -320,8 +386,15 @@ impl Header {
             len: get_u64(h, entry(i) + 8),
             checksum: h[entry(i) + 16..entry(i) + 48].try_into().unwrap(),
         });
+        let program = (want > SECTIONS).then(|| ProgramSection {
+            offset: get_u64(h, at::PROGRAM_ENTRY),
+            sum: SectionSum {
+                len: get_u64(h, at::PROGRAM_ENTRY + 8),
+                checksum: h[at::PROGRAM_ENTRY + 16..at::PROGRAM_ENTRY + 48].try_into().unwrap(),
+            },
+        });
         let fingerprint = h[at::FINGERPRINT..at::FINGERPRINT + 32].try_into().unwrap();
-        Ok(Header { file_len, dims, circuit_id, fingerprint, offsets, sections })
+        Ok(Header { file_len, dims, circuit_id, fingerprint, offsets, sections, program })
     }
 
     /// Checks that the fields agree with one another and with `file` (the
@@ -376,8 +449,18 @@ impl Header {
             }
         }
         let lens = self.sections.map(|s| s.len);
-        let (want_offsets, want_len) =
-            layout(&lens).ok_or_else(|| bad_file("section lengths overflow the file length"))?;
+        let overflow = || bad_file("section lengths overflow the file length");
+        let (want_offsets, end) = layout(&lens).ok_or_else(overflow)?;
+        let want_len = match &self.program {
+            Some(p) => {
+                let want = aligned(end).ok_or_else(overflow)?;
+                if p.offset != want {
+                    return Err(bad_file(format!("witness program section at offset {}, expected {want}", p.offset)));
+                }
+                p.offset.checked_add(p.sum.len).ok_or_else(overflow)?
+            }
+            None => end,
+        };
         if want_len != self.file_len {
             return Err(bad_file(format!("sections end at {want_len}, the file is {} bytes", self.file_len)));
         }
@@ -394,11 +477,21 @@ impl Header {
                 return Err(bad_file(format!("non-zero padding before the {} section", SECTION_NAMES[i])));
             }
         }
+        if let Some(p) = &self.program {
+            if file[end as usize..p.offset as usize].iter().any(|&b| b != 0) {
+                return Err(bad_file("non-zero padding before the witness program section"));
+            }
+        }
         Ok(())
     }
 
     /// The byte range of section `i` in the file.
     pub fn section_range(&self, i: usize) -> std::ops::Range<usize> {
         self.offsets[i] as usize..(self.offsets[i] + self.sections[i].len) as usize
+    }
+
+    /// The byte range of the witness program's section, if the file has one.
+    pub fn program_range(&self) -> Option<std::ops::Range<usize>> {
+        self.program.map(|p| p.offset as usize..(p.offset + p.sum.len) as usize)
     }
 }

@@ -76,7 +76,7 @@ pub struct Pce {
     pub density: Densities,
     /// Its copies on devices (a GPU backend's), dropped with it.
     pub device_copies: DeviceCopies,
-    /// Its witness program, once a witness has asked for it.
+    /// Its witness program: loaded with its file, or recorded once a witness asks for it.
     pub program: ProgramSlot,
 }
 
@@ -135,15 +135,15 @@ impl Pce {
             + self.density.all().iter().map(|b| b.words.heap_bytes()).sum::<usize>()
     }
 
-    /// This circuit's witness program, recorded on first use (split by `layout`, when the
-    /// circuit has one: the first use's counts); `None` when it has none (see
-    /// [`Program::record`]) or its first witness disagreed with the gadgets'.
+    /// This circuit's witness program: the one loaded with its file, else recorded on first use
+    /// (split by `layout`, when the circuit has one: the first use's counts); `None` when it has
+    /// none (see [`Program::record`]) or a witness it made disagreed with the gadgets'.
     pub fn program(&self, layout: impl FnOnce() -> Option<Layout>) -> Option<&Program> {
         self.program.get_or_record(|| Program::record(self, layout()))
     }
 
-    /// `replayed`, a witness this PCE's program made, if the program is trusted: the first
-    /// witness decides, once per PCE ([`ProgramSlot`]).
+    /// `replayed`, a witness this PCE's program made, if the program is trusted: its file's
+    /// verdict, else the first witness decides, once ([`ProgramSlot`]).
     pub fn vouch(&self, replayed: Witness, gadgets: impl FnOnce() -> Result<[u8; 32]>) -> Result<Option<Witness>> {
         self.program.vouch(replayed, gadgets)
     }

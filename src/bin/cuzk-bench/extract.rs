@@ -19,6 +19,10 @@ pub struct Opts {
     /// The .pce file to write.
     #[arg(long)]
     pub out: PathBuf,
+    /// Save no witness program (a file as older builds wrote it: each process records the
+    /// program on first use).
+    #[arg(long)]
+    pub no_program: bool,
 }
 
 /// (circuit id, PCE) of the named circuit's blank instance.
@@ -32,6 +36,11 @@ pub fn run(o: Opts) -> Result<()> {
     let (res, extract_s) = stage("extracting the PCE from the blank circuit", || blank_pce(&o.c));
     let (id, pce) = res?;
     let extract_peak = mem::stats().peak_rss_bytes;
+    let (recorded, program_s) = match o.no_program {
+        true => (Ok(()), 0.0),
+        false => stage("recording the witness program", || -> Result<()> { Ok(o.c.circuit()?.record_program(&pce)?) }),
+    };
+    recorded?;
     let (saved, save_s) = stage("saving", || file::save(&pce, &id, &o.out));
     saved?;
     let fingerprint = file::fingerprint(&pce);
@@ -52,6 +61,7 @@ pub fn run(o: Opts) -> Result<()> {
             ("circuit id", id.clone()),
             ("constraints / inputs / nnz", format!("{rows} / {inputs} / {nnz}")),
             ("extraction", format!("{extract_s:.1} s, peak RSS {}", gib(extract_peak))),
+            ("witness program", format!("{program_s:.2} s")),
             ("save", format!("{save_s:.2} s")),
             (
                 "file",
@@ -69,7 +79,7 @@ pub fn run(o: Opts) -> Result<()> {
     write_json(
         o.c.json.as_deref(),
         &json!({"circuit_id": id, "constraints": rows, "inputs": inputs, "nnz": nnz, "extract_s": extract_s,
-            "extract_peak_rss_bytes": extract_peak, "save_s": save_s, "file_bytes": file_bytes,
+            "extract_peak_rss_bytes": extract_peak, "program_s": program_s, "save_s": save_s, "file_bytes": file_bytes,
             "load_verified_s": load_s, "load_unverified_s": load_fast_s, "fingerprint_equal": same}),
     )?;
     if !same {

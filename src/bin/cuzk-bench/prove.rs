@@ -14,7 +14,7 @@ use cuzk::engine::{proof_bytes, CancelToken, Engine, EngineConfig, Priority, Pro
 use cuzk::groth16::Backend;
 use cuzk::oracles::reference::ReferenceCs;
 use cuzk::params::{dummy_params, srs, LoadOptions, Srs};
-use cuzk::pce::Pce;
+use cuzk::pce::{Access, Pce};
 use serde_json::json;
 
 use crate::report::{stage, table, write_json};
@@ -53,6 +53,11 @@ pub struct Opts {
     /// `cuzk-bench fixture` writes them); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
     pub input: Option<PathBuf>,
+    /// Load the PCE from this .pce file, as `cuzk_pce_load` does (read into memory, checksums
+    /// checked; when missing, extracted with its witness program and saved there), instead of
+    /// extracting it: a run after one that made the file is a restart.
+    #[arg(long)]
+    pub pce: Option<PathBuf>,
     #[command(flatten)]
     pub sharing: SharingArgs,
 }
@@ -133,7 +138,10 @@ pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?.resolve()?;
     let circuit = o.c.circuit()?;
     let vk_dir = filecoin_vk_dir(&circuit);
-    let (pce, extract_s) = stage("extracting the PCE", || circuit.extract_pce());
+    let (pce, extract_s) = match &o.pce {
+        Some(path) => stage("loading the PCE", || circuit.load_pce(path, true, Access::Read)),
+        None => stage("extracting the PCE", || circuit.extract_pce().map(Arc::new)),
+    };
     let pce = pce?;
     let (params, params_s, real_params) = load_params(&o, &pce)?;
     if let (Some(dir), true) = (&vk_dir, real_params) {
@@ -232,7 +240,10 @@ pub fn run(o: Opts) -> Result<()> {
             return Err("proof differs from bellperson's (use -n 1)".into());
         }
     }
-    rows.push(("each proof", all.iter().map(|t| format!("{:.3}", t.total)).collect::<Vec<_>>().join(" / ") + " s"));
+    let each =
+        |f: fn(&Timings) -> f64| all.iter().map(|t| format!("{:.3}", f(t))).collect::<Vec<_>>().join(" / ") + " s";
+    rows.push(("each proof", each(|t| t.total)));
+    rows.push(("each proof's witness", each(|t| t.witness)));
     table("prove", &rows);
     let filecoin_verified = match (&vk_dir, real_params) {
         (Some(_), true) => filecoin_verify(&circuit, &input, &last_bytes)?,

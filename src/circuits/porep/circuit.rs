@@ -1,6 +1,7 @@
 //! One partition's PoRep circuit, its id, and its blank form (the PCE's source).
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
@@ -15,7 +16,7 @@ use super::sizes::PorepSize;
 use super::{free, witness};
 use crate::circuits::filecoin::guarded;
 use crate::circuits::WitnessSource;
-use crate::pce::program::Program;
+use crate::pce::program::{Layout, Program};
 use crate::pce::Pce;
 use crate::witness::{digest_of, Witness, WitnessBuffer};
 use crate::{Error, Result};
@@ -31,6 +32,30 @@ fn blank_typed<Tree: CircuitShape>(size: PorepSize) -> Result<PorepCircuit> {
         Ok(<Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, G>, _>>::blank_circuit(&vp))
     })?;
     Ok(Tree::wrap_circuit(ShapedCircuit::Blank(c)))
+}
+
+/// What `StackedCircuit` allocates before its challenges, from no values: the blank circuit's
+/// prefix.
+struct BlankPrefix<Tree>(PhantomData<Tree>);
+
+impl<Tree: Shape> Circuit<Scalar> for BlankPrefix<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), SynthesisError> {
+        StackedCircuit::<Tree, G>::synthesize(cs, None, None, None, None, None, Vec::new())
+    }
+}
+
+fn program_layout_typed<Tree: Shape>(size: PorepSize) -> Result<Layout> {
+    let vp = vanilla_params::<Tree>(size.registered_proof())?;
+    let prefix = crate::pce::extract(BlankPrefix::<Tree>(PhantomData))?;
+    let parts = vp.challenges.num_challenges_per_partition();
+    Ok(Layout { prefix_inputs: prefix.num_inputs, prefix_aux: prefix.num_aux, parts })
+}
+
+/// The layout of `size`'s witness program, from no C1: the blank circuit's prefix, then one
+/// part per challenge — what a C1's partition finds by synthesizing its own prefix
+/// (`witness::layout`), so that the program is recorded, split, when the PCE is extracted.
+pub fn program_layout(size: PorepSize) -> Result<Layout> {
+    with_shape!(size, program_layout_typed, size)
 }
 
 /// filecoin-proofs' parameter cache identifier of `size`'s circuit, e.g.

@@ -25,16 +25,21 @@
 //! (XOR: `2a·b = a + b − c`): those steps run in machine integers over a byte
 //! per variable, and only their results are written as field elements.
 
+mod check;
+#[cfg(test)]
+mod file_tests;
 mod record;
 mod replay;
+pub(crate) mod stored;
 #[cfg(test)]
 mod tests;
 pub mod trust;
+pub(crate) mod vouched;
 
 use blstrs::Scalar;
 use ff::PrimeField;
 
-use super::matrix::{decode, TAG_DICT};
+use super::matrix::{decode, Array, TAG_DICT};
 
 /// Step kinds, in the top two bits of a step's argument.
 const KIND_SHIFT: u32 = 30;
@@ -167,21 +172,23 @@ fn terms(row: &[u32]) -> impl Iterator<Item = Term> + '_ {
     })
 }
 
-/// A circuit's witness program, recorded once from its PCE.
+/// A circuit's witness program, recorded from its PCE, or loaded with the PCE's file (its
+/// arrays then view the file's bytes, as the matrices do: `stored.rs`).
 #[derive(Debug)]
 pub struct Program {
     num_inputs: usize,
     num_aux: usize,
-    /// `(row, kind << 30 | target or group offset)`, in the order they run.
-    steps: Vec<(u32, u32)>,
+    /// `[row, kind << 30 | target or group offset]`, in the order they run.
+    steps: Array<[u32; 2]>,
     /// Decomposition groups: `[count, mode, negative, (col, exp) × count]`.
-    groups: Vec<u32>,
+    groups: Array<u32>,
     /// The free columns, in order.
-    free: Vec<u32>,
+    free: Array<u32>,
     /// Columns constrained boolean: their byte in the integer view is kept.
-    is_bit: Vec<u64>,
+    is_bit: Array<u64>,
     /// Per dictionary entry: the coefficient as an integer, and as an `i64`
-    /// when it is small (0 otherwise: no integer row uses it).
+    /// when it is small (0 otherwise: no integer row uses it). Made from the
+    /// PCE's dictionary, never stored.
     coefs: Vec<IntCoef>,
     small: Vec<i64>,
     /// Its steps grouped by part, when the circuit's layout splits it.
@@ -209,6 +216,17 @@ impl Layout {
                 .map(|rest| rest / self.parts)
         };
         Some((per(num_inputs, self.prefix_inputs)?, per(num_aux, self.prefix_aux)?))
+    }
+
+    /// The group of column `col`, given [`Layout::per_part`]'s counts: 0 for the prefix,
+    /// `1 + i` for part i.
+    fn group_of(&self, num_inputs: usize, (per_in, per_aux): (usize, usize), col: usize) -> usize {
+        match col.checked_sub(num_inputs) {
+            None if col < self.prefix_inputs => 0,
+            None => 1 + (col - self.prefix_inputs) / per_in,
+            Some(j) if j < self.prefix_aux => 0,
+            Some(j) => 1 + (j - self.prefix_aux) / per_aux,
+        }
     }
 }
 
@@ -240,11 +258,28 @@ impl Program {
         self.steps.len()
     }
 
+    /// Bytes held in anonymous memory: its own, and its arrays unless they view a mapped file.
     pub fn heap_bytes(&self) -> usize {
-        self.steps.capacity() * 8
-            + (self.groups.capacity() + self.free.capacity()) * 4
-            + self.is_bit.capacity() * 8
+        self.steps.heap_bytes()
+            + self.groups.heap_bytes()
+            + self.free.heap_bytes()
+            + self.is_bit.heap_bytes()
             + self.coefs.capacity() * std::mem::size_of::<IntCoef>()
             + self.small.capacity() * 8
     }
+
+    /// Bytes of its arrays that live in a mapped file.
+    pub fn mapped_bytes(&self) -> usize {
+        let arrays = [self.steps.byte_len(), self.groups.byte_len(), self.free.byte_len(), self.is_bit.byte_len()];
+        let heap =
+            [self.steps.heap_bytes(), self.groups.heap_bytes(), self.free.heap_bytes(), self.is_bit.heap_bytes()];
+        arrays.iter().zip(heap).map(|(len, heap)| len.saturating_sub(heap)).sum()
+    }
+}
+
+/// The coefficients of a PCE's dictionary as integers, and as `i64` where small.
+fn int_coefs(dict: &[Scalar]) -> (Vec<IntCoef>, Vec<i64>) {
+    let coefs: Vec<IntCoef> = dict.iter().map(IntCoef::of).collect();
+    let small = coefs.iter().map(|c| c.small().unwrap_or(0)).collect();
+    (coefs, small)
 }

@@ -2,8 +2,8 @@
 //! unknowns allow, the columns nothing solves taken as free.
 
 use super::{
-    bit_of, terms, IntCoef, Layout, Program, Split, Term, ARG_MASK, BITS, FIELD, INT_MINUS, INT_PLUS, KIND_SHIFT,
-    MAX_BYTE, MAX_DICT, MAX_INT_EXP, MAX_INT_TERMS, PACKED, PRODUCT_FIELD, PRODUCT_INT,
+    bit_of, int_coefs, terms, IntCoef, Layout, Program, Split, Term, ARG_MASK, BITS, FIELD, INT_MINUS, INT_PLUS,
+    KIND_SHIFT, MAX_BYTE, MAX_DICT, MAX_INT_EXP, MAX_INT_TERMS, PACKED, PRODUCT_FIELD, PRODUCT_INT,
 };
 use crate::pce::matrix::{TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use crate::pce::Pce;
@@ -257,7 +257,7 @@ impl Recorder<'_> {
 
     /// Looks at row `r`: records its step, or makes it wait on a column.
     /// Rows to look at again (their column became known) go to `queue`.
-    fn visit(&mut self, r: u32, steps: &mut Vec<(u32, u32)>, queue: &mut Vec<u32>, cursor: &mut usize) {
+    fn visit(&mut self, r: u32, steps: &mut Vec<[u32; 2]>, queue: &mut Vec<u32>, cursor: &mut usize) {
         match self.look(r as usize) {
             Look::Done => {}
             Look::Wait(col) => {
@@ -266,7 +266,7 @@ impl Recorder<'_> {
                 *cursor = (*cursor).min(col as usize);
             }
             Look::Step(arg) => {
-                steps.push((r, arg));
+                steps.push([r, arg]);
                 // A packed row may have more to give once more of A is known; any other
                 // step leaves its row with nothing unknown.
                 if arg >> KIND_SHIFT == BITS && self.groups[(arg & ARG_MASK) as usize + 1] == PACKED {
@@ -290,22 +290,12 @@ impl Recorder<'_> {
     }
 }
 
-/// The group of column `col` under `layout`: 0 for the prefix, `1 + i` for part i.
-fn group_of(l: &Layout, num_inputs: usize, (per_in, per_aux): (usize, usize), col: usize) -> usize {
-    match col.checked_sub(num_inputs) {
-        None if col < l.prefix_inputs => 0,
-        None => 1 + (col - l.prefix_inputs) / per_in,
-        Some(j) if j < l.prefix_aux => 0,
-        Some(j) => 1 + (j - l.prefix_aux) / per_aux,
-    }
-}
-
 /// Groups `steps` by the part their targets are in (stable: each group keeps
 /// its order), if every step reads only the prefix and its own part.
-fn split(pce: &Pce, layout: Layout, groups: &[u32], steps: &mut [(u32, u32)]) -> Option<Split> {
+fn split(pce: &Pce, layout: Layout, groups: &[u32], steps: &mut [[u32; 2]]) -> Option<Split> {
     let n_in = pce.num_inputs;
     let per = layout.per_part(n_in, pce.num_aux)?;
-    let group = |col: u32| group_of(&layout, n_in, per, col as usize);
+    let group = |col: u32| layout.group_of(n_in, per, col as usize);
     let targets = |arg: u32| -> Vec<u32> {
         let target = arg & ARG_MASK;
         match arg >> KIND_SHIFT {
@@ -314,7 +304,7 @@ fn split(pce: &Pce, layout: Layout, groups: &[u32], steps: &mut [(u32, u32)]) ->
         }
     };
     let mut counts = vec![0usize; layout.parts + 1];
-    for &(r, arg) in steps.iter() {
+    for &[r, arg] in steps.iter() {
         let ts = targets(arg);
         let g = group(ts[0]);
         let r = r as usize;
@@ -324,7 +314,7 @@ fn split(pce: &Pce, layout: Layout, groups: &[u32], steps: &mut [(u32, u32)]) ->
         }
         counts[g] += 1;
     }
-    steps.sort_by_key(|&(_, arg)| group(targets(arg)[0]));
+    steps.sort_by_key(|&[_, arg]| group(targets(arg)[0]));
     let ends = counts.iter().scan(0, |end, c| {
         *end += c;
         Some(*end)
@@ -357,7 +347,7 @@ impl Program {
             // `x · 0 = 0` (bellperson's rows binding the inputs) says nothing.
             *check |= pce.c.row(r).is_empty() && (pce.a.row(r).is_empty() || pce.b.row(r).is_empty());
         }
-        let coefs: Vec<IntCoef> = pce.dict.iter().map(IntCoef::of).collect();
+        let (coefs, small) = int_coefs(&pce.dict);
         let mut rec = Recorder {
             pce,
             coefs: &coefs,
@@ -392,7 +382,7 @@ impl Program {
         }
         let mut solved = vec![false; n];
         solved[0] = true;
-        for &(_, arg) in &steps {
+        for &[_, arg] in &steps {
             match arg >> KIND_SHIFT {
                 BITS => {
                     let at = (arg & ARG_MASK) as usize;
@@ -405,15 +395,16 @@ impl Program {
         }
         let (groups, is_bit) = (rec.groups, rec.is_bit);
         let split = layout.and_then(|l| split(pce, l, &groups, &mut steps));
+        let free: Vec<u32> = (0..n as u32).filter(|&c| !solved[c as usize]).collect();
         Some(Program {
             num_inputs: pce.num_inputs,
             num_aux: pce.num_aux,
-            steps,
-            groups,
-            free: (0..n as u32).filter(|&c| !solved[c as usize]).collect(),
-            is_bit,
-            small: coefs.iter().map(|c| c.small().unwrap_or(0)).collect(),
+            steps: steps.into(),
+            groups: groups.into(),
+            free: free.into(),
+            is_bit: is_bit.into(),
             coefs,
+            small,
             split,
         })
     }

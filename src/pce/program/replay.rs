@@ -33,8 +33,9 @@ impl Program {
             w.aux.resize(self.num_aux, Scalar::ZERO);
             let (mut bits_in, mut bits_aux) = (vec![0i8; self.num_inputs], vec![0i8; self.num_aux]);
             let m = [Rows::of(&pce.a), Rows::of(&pce.b), Rows::of(&pce.c)];
+            let p = Plain::of(self);
             let mut whole = Run::new(
-                self,
+                p,
                 m,
                 &pce.dict,
                 Cols::whole(&mut w.inputs, &mut w.aux),
@@ -51,10 +52,10 @@ impl Program {
                 return Err(Error::Synthesis(format!("more free values given than the circuit's {}", self.free.len())));
             }
             let Some(split) = &self.split else {
-                self.steps.iter().for_each(|&(r, arg)| whole.step(r as usize, arg));
+                p.steps.iter().for_each(|&[r, arg]| whole.step(r as usize, arg));
                 return Ok(w);
             };
-            self.steps[..split.ends[0]].iter().for_each(|&(r, arg)| whole.step(r as usize, arg));
+            p.steps[..split.ends[0]].iter().for_each(|&[r, arg]| whole.step(r as usize, arg));
             let l = split.layout;
             let (per_in, per_aux) = l.per_part(self.num_inputs, self.num_aux).expect("checked when split");
             let (shared_in, own_in) = w.inputs.split_at_mut(l.prefix_inputs);
@@ -79,11 +80,28 @@ impl Program {
                     own_aux: bits_aux,
                     aux_base,
                 };
-                let mut part = Run::new(self, m, &pce.dict, vals, bits);
-                self.steps[split.ends[i]..split.ends[i + 1]].iter().for_each(|&(r, arg)| part.step(r as usize, arg));
+                let mut part = Run::new(p, m, &pce.dict, vals, bits);
+                p.steps[split.ends[i]..split.ends[i + 1]].iter().for_each(|&[r, arg]| part.step(r as usize, arg));
             });
             Ok(w)
         })
+    }
+}
+
+/// A program's arrays as plain slices (a file-backed [`crate::pce::matrix::Array`] would
+/// check its view on every access), and its coefficients.
+#[derive(Clone, Copy)]
+struct Plain<'a> {
+    steps: &'a [[u32; 2]],
+    groups: &'a [u32],
+    is_bit: &'a [u64],
+    coefs: &'a [IntCoef],
+    small: &'a [i64],
+}
+
+impl<'a> Plain<'a> {
+    fn of(p: &'a Program) -> Self {
+        Plain { steps: &p.steps, groups: &p.groups, is_bit: &p.is_bit, coefs: &p.coefs, small: &p.small }
     }
 }
 
@@ -154,7 +172,7 @@ impl Values for Cols<'_, Scalar> {
 
 /// One replay: of a whole program, or of one part of a split.
 struct Run<'a, 'b> {
-    p: &'a Program,
+    p: Plain<'a>,
     /// A, B, C.
     m: [Rows<'a>; 3],
     dict: &'a [Scalar],
@@ -165,7 +183,7 @@ struct Run<'a, 'b> {
 }
 
 impl<'a, 'b> Run<'a, 'b> {
-    fn new(p: &'a Program, m: [Rows<'a>; 3], dict: &'a [Scalar], vals: Cols<'b, Scalar>, bits: Cols<'b, i8>) -> Self {
+    fn new(p: Plain<'a>, m: [Rows<'a>; 3], dict: &'a [Scalar], vals: Cols<'b, Scalar>, bits: Cols<'b, i8>) -> Self {
         Run { p, m, dict, vals, bits }
     }
 
@@ -177,7 +195,7 @@ impl<'a, 'b> Run<'a, 'b> {
     /// Writes a field value (and its byte, for a boolean column).
     #[inline(always)]
     fn set(&mut self, col: u32, v: Scalar) {
-        if col == 0 || bit_of(&self.p.is_bit, col as usize) {
+        if col == 0 || bit_of(self.p.is_bit, col as usize) {
             *self.bits.get_mut(col as usize) = (v == Scalar::ONE) as i8;
         }
         *self.vals.get_mut(col as usize) = v;
@@ -195,6 +213,8 @@ impl<'a, 'b> Run<'a, 'b> {
         };
     }
 
+    /// Wrapping: a row the recorder chose stays far inside `i64`; one a damaged program
+    /// names gives a wrong value (refused by the satisfaction check), never a panic.
     #[inline(always)]
     fn int_row(&self, row: &[u32]) -> i64 {
         let mut acc = 0i64;
@@ -203,11 +223,11 @@ impl<'a, 'b> Run<'a, 'b> {
             let (tag, col) = decode(row[k]);
             let v = self.byte(col) as i64;
             match tag {
-                TAG_PLUS_ONE => acc += v,
-                TAG_MINUS_ONE => acc -= v,
+                TAG_PLUS_ONE => acc = acc.wrapping_add(v),
+                TAG_MINUS_ONE => acc = acc.wrapping_sub(v),
                 _ => {
                     k += 1;
-                    acc += v * self.p.small[row[k] as usize];
+                    acc = acc.wrapping_add(v.wrapping_mul(self.p.small[row[k] as usize]));
                 }
             }
             k += 1;
@@ -278,7 +298,7 @@ impl<'a, 'b> Run<'a, 'b> {
     }
 
     fn decompose(&mut self, r: usize, at: usize) {
-        let g = &self.p.groups;
+        let g = self.p.groups;
         let (count, mode, negative) = (g[at] as usize, g[at + 1], g[at + 2] == 1);
         let members = at + 3..at + 3 + 2 * count;
         let x: [u64; 4] = match mode {
