@@ -41,6 +41,10 @@ int main(void) {
   size_t ni = 0;
   REQUIRE_OK(cuzk_aggregate_len("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", 2, &ni, NULL, &err), &err);
   EXPECT(ni == 32);
+  /* The size query refuses what cuzk_aggregate refuses: at most 65 NonInteractivePoRep seals. */
+  REQUIRE_OK(cuzk_aggregate_len("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", 65, &ni, NULL, &err), &err);
+  EXPECT_STATUS(CUZK_INVALID_ARGUMENT,
+                cuzk_aggregate_len("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", 66, &ni, NULL, &err), &err);
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_aggregate_len("StackedDrg2KiBV7", 3, &n, NULL, &err), &err);
   EXPECT_STATUS(CUZK_INVALID_ARGUMENT, cuzk_aggregate_len(RP, 0, &n, NULL, &err), &err);
   EXPECT_STATUS(CUZK_NULL_ARGUMENT, cuzk_aggregate_len(NULL, 3, &n, NULL, &err), &err);

@@ -68,8 +68,8 @@
 #define CUZK_DEFAULT_BUDGET_MARGIN (4 << 30)
 
 /**
- * Check that every point is in its subgroup while reading (on every core; a
- * cache written without this check is not used). Parameters already loaded
+ * Check that every point is in its subgroup while reading (on every core;
+ * points read from the decoded cache are checked too). Parameters already loaded
  * without it have their resident points checked then, once. A flag of
  * `cuzk_params_load`. Without it the points are only checked to be on their
  * curve, as filecoin-proofs trusts its parameter cache.
@@ -495,6 +495,13 @@ struct cuzk_circuit {
  * Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
  * `CUZK_IO`: give the budget in bytes. Of the budget, 1 GiB (at most an
  * eighth) is kept for critical requests.
+ *
+ * Every engine of the process (the default one a NULL engine argument makes
+ * included) draws from one ceiling: the memory available when the first
+ * engine was made. Each stays inside its own budget, and all together
+ * inside the ceiling: a request that fits its engine's budget but not what
+ * other engines leave under the ceiling waits; one the ceiling could never
+ * hold is `CUZK_OVER_BUDGET`.
  */
 struct cuzk_engine_config {
   /**
@@ -915,7 +922,8 @@ void cuzk_agg_srs_free(struct cuzk_agg_srs *srs);
  *   `"StackedDrg32GiBV1_2_Feat_NonInteractivePoRep"`).
  *
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (an unknown or unsupported registered
- * proof, 0 seals, more than 2^19 proofs), `CUZK_UNSUPPORTED` (a build without `porep`).
+ * proof, 0 seals, more than 65 NonInteractivePoRep seals, more than 2^19 proofs: what
+ * `cuzk_aggregate` refuses), `CUZK_UNSUPPORTED` (a build without `porep`).
  * Thread-safety: safe from any thread.
  */
 cuzk_status cuzk_aggregate_len(const char *registered_proof,
@@ -946,7 +954,8 @@ cuzk_status cuzk_aggregate_len(const char *registered_proof,
  * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_HANDLE`, `CUZK_INVALID_ARGUMENT` (unknown
  * registered proof or version, a proof of the wrong length, too many seals, an SRS loaded for
  * too few proofs), `CUZK_MALFORMED_PROOF` (a point that does not decode, or at infinity),
- * `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a build without `porep`). The proofs are not
+ * `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a build without `porep`), `CUZK_INTERNAL` (an
+ * aggregate of another length than announced: nothing is written). The proofs are not
  * verified here: an aggregate of a bad proof fails its verification.
  *
  * Thread-safety: safe from many threads at once, with the same or different handles.
@@ -1056,9 +1065,8 @@ void cuzk_engine_free(struct cuzk_engine *engine);
 /**
  * Fills `out` with the engine's budget figures. `engine` NULL: the default
  * engine (made if needed). `out` is caller-owned, written only on success.
- * It reads the engine's devices as `cuzk_engine_devices` does (their free
- * memory: a context on each of the engine's own GPUs, no other).
- * Thread-safety: safe from many threads at once.
+ * It queries no device (no CUDA context is made).
+ * Thread-safety: safe from many threads at once, beside proofs.
  */
 cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
                               struct cuzk_engine_stats *out,
@@ -1072,7 +1080,9 @@ cuzk_status cuzk_engine_stats(const struct cuzk_engine *engine,
  * Reading a GPU's free memory needs its CUDA context: this makes the
  * primary context of each of the engine's own GPUs that has none yet (no
  * other GPU's), and leaves the calling thread's current device as it was.
- * Thread-safety: safe from many threads at once.
+ * The devices' memory is read after their counters, with nothing held that
+ * proofs wait for: polling this never stalls them.
+ * Thread-safety: safe from many threads at once, beside proofs.
  */
 cuzk_status cuzk_engine_devices(const struct cuzk_engine *engine,
                                 struct cuzk_device_stats *out,
@@ -1292,10 +1302,11 @@ cuzk_status cuzk_pce_info(const struct cuzk_pce *pce,
                           struct cuzk_error *err);
 
 /**
- * Drops the process-wide registry's reference to this handle's circuit, so
- * its memory is freed once every handle to it is freed too; a later
- * `cuzk_pce_load` loads it afresh. The handle itself stays valid (free it
- * with `cuzk_pce_free`).
+ * Drops the process-wide registry's reference to this handle's PCE (the
+ * instance the handle holds: through a handle from before an earlier
+ * unload, a newer instance of its circuit stays loaded), so its memory is
+ * freed once every handle to it is freed too; a later `cuzk_pce_load` loads
+ * it afresh. The handle itself stays valid (free it with `cuzk_pce_free`).
  *
  * Thread-safety: safe from many threads at once; proofs in flight keep their
  * own reference.

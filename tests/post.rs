@@ -165,6 +165,22 @@ fn bad_inputs_are_refused_clearly() {
     assert!(matches!(Circuit::Post(WINDOW).statement(0, b"junk"), Err(Error::InvalidInput(_))));
 }
 
+/// One WindowPoSt partition at the last index a deadline has, as a host may ask for it: its
+/// request holds its own sectors alone (none for the 2,999 partitions before it), and its public
+/// inputs are partition 0's (V1_2's challenges do not depend on the index). One index further
+/// is refused before any vanilla proof is decoded.
+#[test]
+fn the_last_partition_of_a_deadline_alone() {
+    let f = fixture();
+    let at = |k: u64| f.input(WINDOW, &[1, 2], Some(k), 9).unwrap();
+    let statement = |i: &PostInput| Circuit::Post(WINDOW).statement(0, &i.encode());
+    let last = statement(&at(2999)).unwrap();
+    assert_eq!(last.partitions(), 1);
+    assert_eq!(last.public_inputs(0).unwrap(), statement(&at(0)).unwrap().public_inputs(0).unwrap());
+    let past = PostInput { vanilla: vec![b"junk".to_vec()], ..at(3000) };
+    assert!(statement(&past).unwrap_err().to_string().contains("out of range"));
+}
+
 /// Rows of a blank circuit as bellperson's `BenchCS` counts them (no input rows), without
 /// recording the matrices.
 fn bench_rows(c: Circuit) -> usize {

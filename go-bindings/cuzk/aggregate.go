@@ -1,6 +1,7 @@
 package cuzk
 
 import (
+	"context"
 	"runtime"
 
 	"github.com/cuzk/cuzk/go-bindings/internal/ccuzk"
@@ -81,14 +82,18 @@ func AggregateLen(registeredProof string, seals int) (proofs, bytes int, err err
 // Aggregate aggregates the seal proofs of sectors sealed with registeredProof
 // into one SnarkPack proof: the bytes filecoin-proofs'
 // aggregate_seal_commit_proofs returns for the same inputs and SRS. Safe from
-// many goroutines at once (counted among MaxCallsInC).
-func (s *AggregationSRS) Aggregate(registeredProof string, seals []SealProof, version SnarkPackVersion) ([]byte, error) {
+// many goroutines at once (counted among MaxCallsInC). While it waits for a
+// place among them, ctx ending returns ctx.Err() and Close beginning
+// ErrClosed; once in the library it runs to its end.
+func (s *AggregationSRS) Aggregate(ctx context.Context, registeredProof string, seals []SealProof, version SnarkPackVersion) ([]byte, error) {
 	_, size, err := AggregateLen(registeredProof, len(seals))
 	if err != nil {
 		return nil, err
 	}
-	callsInC <- struct{}{}
-	defer func() { <-callsInC }()
+	if err := enterC(ctx, &s.handle); err != nil {
+		return nil, err
+	}
+	defer leaveC()
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func TestAggregate(t *testing.T) {
 	}
 	defer srs.Close()
 
-	want, err := srs.Aggregate(rp, seals, SnarkPackV2)
+	want, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackV2)
 	if err != nil || len(want) != size {
 		t.Fatalf("%d bytes (want %d), %v", len(want), size, err)
 	}
@@ -48,7 +48,7 @@ func TestAggregate(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := srs.Aggregate(rp, seals, SnarkPackV2)
+			got, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackV2)
 			if err == nil && !bytes.Equal(got, want) {
 				err = errors.New("a different aggregate for the same inputs")
 			}
@@ -62,20 +62,20 @@ func TestAggregate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if v1, err := srs.Aggregate(rp, seals, SnarkPackV1); err != nil || bytes.Equal(v1, want) {
+	if v1, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackV1); err != nil || bytes.Equal(v1, want) {
 		t.Fatalf("v1: %v (equal to v2: %v)", err, bytes.Equal(v1, want))
 	}
-	if _, err := srs.Aggregate(rp, seals, SnarkPackVersion(3)); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackVersion(3)); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("version 3: %v", err)
 	}
 	short := append([]SealProof{}, seals...)
 	short[1].Proof = short[1].Proof[:100]
-	if _, err := srs.Aggregate(rp, short, SnarkPackV2); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := srs.Aggregate(context.Background(), rp, short, SnarkPackV2); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("a short proof: %v", err)
 	}
 	junk := append([]SealProof{}, seals...)
 	junk[1].Proof = bytes.Repeat([]byte{0x5a}, ProofBytes)
-	if _, err := srs.Aggregate(rp, junk, SnarkPackV2); !errors.Is(err, ErrMalformedProof) {
+	if _, err := srs.Aggregate(context.Background(), rp, junk, SnarkPackV2); !errors.Is(err, ErrMalformedProof) {
 		t.Fatalf("a proof that is not points: %v", err)
 	}
 	small, err := LoadAggregationSRS(filepath.Join(t.TempDir(), "missing.srs"), 2)
@@ -83,7 +83,7 @@ func TestAggregate(t *testing.T) {
 		t.Fatalf("a missing SRS: %v", err)
 	}
 	srs.Close()
-	if _, err := srs.Aggregate(rp, seals, SnarkPackV2); !errors.Is(err, ErrClosed) {
+	if _, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackV2); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -111,10 +111,20 @@ func CUDA(device uint32) Backend { return Backend{kind: ccuzk.BackendCUDA, devic
 // handle guards a C handle: calls hold the read lock, Close the write lock,
 // so Close waits for calls in flight and later calls get ErrClosed. A call
 // that holds several handles acquires them in the package's lock order: PCE,
-// Params, Engine.
+// Params, Engine. Calls still waiting for a place among MaxCallsInC hold no
+// lock: they return ErrClosed as soon as Close begins (closing).
 type handle struct {
 	mu     sync.RWMutex
 	closed bool
+
+	closingOnce, beginOnce sync.Once
+	closing                chan struct{}
+}
+
+// closingSignal is closed when Close begins.
+func (h *handle) closingSignal() <-chan struct{} {
+	h.closingOnce.Do(func() { h.closing = make(chan struct{}) })
+	return h.closing
 }
 
 func (h *handle) acquire() error {
@@ -128,8 +138,11 @@ func (h *handle) acquire() error {
 
 func (h *handle) release() { h.mu.RUnlock() }
 
-// close runs free once, after the calls in flight; later calls get ErrClosed.
+// close runs free once, after the calls in flight; later calls, and those
+// still waiting for a place among MaxCallsInC, get ErrClosed.
 func (h *handle) close(free func()) error {
+	h.closingSignal()
+	h.beginOnce.Do(func() { close(h.closing) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.closed {
@@ -554,10 +567,48 @@ const MaxCallsInC = 1000
 
 var callsInC = make(chan struct{}, MaxCallsInC)
 
+// enterC waits for a place among MaxCallsInC for a call on handles (one to
+// three; nil for none): nil once it has one (the caller gives it back with
+// leaveC), ctx.Err() if ctx ends first, ErrClosed if Close begins on one of
+// the handles first.
+func enterC(ctx context.Context, handles ...*handle) error {
+	var closing [3]<-chan struct{}
+	for i, h := range handles {
+		if h != nil {
+			closing[i] = h.closingSignal()
+		}
+	}
+	select {
+	case callsInC <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closing[0]:
+		return ErrClosed
+	case <-closing[1]:
+		return ErrClosed
+	case <-closing[2]:
+		return ErrClosed
+	}
+	// A place and a Close that came together: the Close wins.
+	for _, c := range closing {
+		select {
+		case <-c:
+			leaveC()
+			return ErrClosed
+		default:
+		}
+	}
+	return nil
+}
+
+// leaveC gives back a place taken by enterC.
+func leaveC() { <-callsInC }
+
 // Prove makes one proof; call it from as many goroutines as you like. If ctx
 // ends while the request waits (for a place among MaxCallsInC, memory
 // budget, a device, or between stages), the request is cancelled, holds no
-// memory, and Prove returns ctx.Err().
+// memory, and Prove returns ctx.Err(). Waiting for a place among
+// MaxCallsInC, it returns ErrClosed once one of its handles begins to close.
 func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, Timings{}, err
@@ -566,12 +617,14 @@ func Prove(ctx context.Context, req Request) (Proof, Timings, error) {
 		return nil, Timings{}, &Error{Status: StatusNullArgument, Op: "cuzk_prove", Message: "Request.PCE and Request.Params are required"}
 	}
 	if !req.Critical {
-		select {
-		case callsInC <- struct{}{}:
-			defer func() { <-callsInC }()
-		case <-ctx.Done():
-			return nil, Timings{}, ctx.Err()
+		var engine *handle
+		if req.Engine != nil {
+			engine = &req.Engine.handle
 		}
+		if err := enterC(ctx, &req.PCE.handle, &req.Params.handle, engine); err != nil {
+			return nil, Timings{}, err
+		}
+		defer leaveC()
 	}
 	n, err := RequestProofLen(req.circuit(), req.Input)
 	if err != nil {

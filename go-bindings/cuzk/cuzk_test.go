@@ -713,6 +713,80 @@ func TestManyCallersStayUnderTheThreadLimit(t *testing.T) {
 	}
 }
 
+// TestQueuedCallsEndWithTheirContextOrAClose: with every place among
+// MaxCallsInC taken (here, by the test), queued calls return at once when
+// their context ends (Aggregate: ctx.Err()) or when Close begins on a handle
+// they use (Aggregate, Prove: ErrClosed), every place still taken; Close
+// waits only for a call that holds the handle, as one in C does.
+func TestQueuedCallsEndWithTheirContextOrAClose(t *testing.T) {
+	pce, params, _ := load(t, 1000)
+	srs, err := GenerateAggregationSRS(filepath.Join(t.TempDir(), "agg.srs"), 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < MaxCallsInC; i++ {
+		callsInC <- struct{}{}
+	}
+	defer func() {
+		for i := 0; i < MaxCallsInC; i++ {
+			<-callsInC
+		}
+	}()
+	const rp = "StackedDrg2KiBV1_1"
+	seals := make([]SealProof, 3) // never read: no call reaches the library
+	expect := func(what string, results <-chan error, want error) {
+		t.Helper()
+		select {
+		case err := <-results:
+			if !errors.Is(err, want) {
+				t.Fatalf("%s: %v, want %v", what, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still waiting for a place", what)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	aggregated := make(chan error, 1)
+	go func() {
+		_, err := srs.Aggregate(ctx, rp, seals, SnarkPackV2)
+		aggregated <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // queued
+	cancel()
+	expect("Aggregate after its context ended", aggregated, context.Canceled)
+
+	proved := make(chan error, 1)
+	go func() {
+		_, err := srs.Aggregate(context.Background(), rp, seals, SnarkPackV2)
+		aggregated <- err
+	}()
+	go func() {
+		_, _, err := Prove(context.Background(), Request{PCE: pce, Params: params})
+		proved <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // queued
+	// A call in C, holding the SRS.
+	if err := srs.acquire(); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srs.Close() }()
+	expect("Aggregate queued when Close began", aggregated, ErrClosed)
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a call held the handle")
+	case <-time.After(100 * time.Millisecond):
+	}
+	srs.release()
+	expect("Close once the call in C returned", closed, nil)
+	if err := pce.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expect("Prove queued when its PCE's Close began", proved, ErrClosed)
+	params.Close()
+}
+
 // decodePoSt splits a PoSt input (docs/proofs.md, "PoSt and SnapDeals") into its fields: the test's
 // check that the typed requests encode exactly what the library reads.
 func decodePoSt(t *testing.T, b []byte) (proofType string, randomness, proverID [32]byte, partition *uint64, vanilla [][]byte) {

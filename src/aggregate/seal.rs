@@ -11,7 +11,7 @@ use group::GroupEncoding;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::srs::decode_point;
+use super::srs::{decode_point, MAX_PROOFS};
 use super::{aggregate, AggregationSrs, Version};
 use crate::circuits::porep::{PorepSize, SealVariant};
 use crate::groth16::PROOF_BYTES;
@@ -36,9 +36,21 @@ pub fn registered_proof(name: &str) -> Result<RegisteredSealProof> {
         .map_err(|_| Error::InvalidInput(format!("{name:?} is not a registered seal proof")))
 }
 
-/// How many Groth16 proofs an aggregate of `seals` C2 outputs of `rp` holds once padded.
-pub fn padded_count(rp: RegisteredSealProof, seals: usize) -> usize {
-    (usize::from(rp.partitions()) * seals).max(2).next_power_of_two()
+/// How many Groth16 proofs an aggregate of `seals` C2 outputs of `rp` holds once padded; the
+/// one check of how many seals an aggregate may hold: at least one, at most
+/// [`MAX_NI_POREP_SEALS`] of NonInteractivePoRep (FIP-0092), and no more proofs than
+/// [`MAX_PROOFS`]. `rp` must be a seal proof this build proves.
+pub fn padded_count(rp: RegisteredSealProof, seals: usize) -> Result<usize> {
+    let (_, variant) = PorepSize::from_registered_proof(rp)?;
+    let partitions = usize::from(rp.partitions());
+    let most = match variant {
+        SealVariant::NonInteractive => MAX_NI_POREP_SEALS.min(MAX_PROOFS / partitions),
+        _ => MAX_PROOFS / partitions,
+    };
+    if seals == 0 || seals > most {
+        return Err(Error::InvalidInput(format!("{seals} seals of {rp:?}: an aggregate holds 1 to {most}")));
+    }
+    Ok((partitions * seals).max(2).next_power_of_two())
 }
 
 /// The aggregate of `seals`' proofs, as `aggregate_seal_commit_proofs(rp, version, comm_rs,
@@ -49,16 +61,8 @@ pub fn aggregate_seals(
     seals: &[SealProof<'_>],
     version: Version,
 ) -> Result<Vec<u8>> {
+    let n = padded_count(rp, seals.len())?;
     let (_, variant) = PorepSize::from_registered_proof(rp)?;
-    if seals.is_empty() {
-        return Err(Error::InvalidInput("no seal proofs to aggregate".into()));
-    }
-    if variant == SealVariant::NonInteractive && seals.len() > MAX_NI_POREP_SEALS {
-        return Err(Error::InvalidInput(format!(
-            "{} NonInteractivePoRep proofs: an aggregate holds at most {MAX_NI_POREP_SEALS}",
-            seals.len()
-        )));
-    }
     let partitions = usize::from(rp.partitions());
     for (i, s) in seals.iter().enumerate() {
         if s.proof.len() != partitions * PROOF_BYTES {
@@ -76,7 +80,7 @@ pub fn aggregate_seals(
         .map(|(i, k, p)| decode(p).map_err(|e| Error::MalformedProof(format!("seal proof {i}, partition {k}: {e}"))))
         .collect::<Result<Vec<_>>>()?;
     let last = proofs.last().expect("at least one partition").clone();
-    proofs.resize(padded_count(rp, seals.len()), last);
+    proofs.resize(n, last);
     let mut h = Sha256::new();
     for s in seals {
         if variant != SealVariant::NonInteractive {

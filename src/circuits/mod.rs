@@ -255,11 +255,34 @@ impl Circuit {
 
     /// The process-wide PCE of this circuit: the one already loaded, else the file at `path`
     /// (`verify_checksums`: check every section; `access`: read into memory, the default, or
-    /// mapped — see [`Access`]), else extracted and saved there.
+    /// mapped — see [`Access`]), else extracted, with its witness program
+    /// ([`Circuit::record_program`]), and saved there.
     pub fn load_pce(&self, path: &Path, verify_checksums: bool, access: Access) -> Result<Arc<Pce>> {
         let id = self.circuit_id()?;
         let circuit = *self;
-        registry::load_or_extract(&id, path, verify_checksums, access, move || circuit.extract_pce())
+        registry::load_or_extract(&id, path, verify_checksums, access, move || {
+            let pce = circuit.extract_pce()?;
+            circuit.record_program(&pce)?;
+            Ok(pce)
+        })
+    }
+
+    /// Records `pce`'s witness program where this circuit's witnesses replay one (sha256-chain;
+    /// PoRep, split by challenge), so that the file `pce` is saved to carries it and no process
+    /// that loads it records it again.
+    pub fn record_program(&self, pce: &Pce) -> Result<()> {
+        match self {
+            Circuit::Synthetic { family: Family::Sha256Chain, .. } => {
+                pce.program(|| None);
+            }
+            #[cfg(feature = "porep")]
+            Circuit::Porep(size) => {
+                let layout = porep::program_layout(*size)?;
+                pce.program(|| Some(layout));
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// What a request proves: a synthetic circuit's instance from `seed` (no `input` bytes), a
@@ -351,6 +374,16 @@ impl Statement {
             Statement::Post(r) => r.num_partitions(),
             #[cfg(feature = "porep")]
             Statement::Snap(r) => r.num_partitions(),
+        }
+    }
+
+    /// Host bytes its parsed input holds while it is proven (a PoRep C1's vanilla proofs); the
+    /// engine reserves them in shares, one beside each partition's footprint.
+    pub fn input_bytes(&self) -> u64 {
+        match self {
+            #[cfg(feature = "porep")]
+            Statement::Porep(c1) => c1.heap_bytes(),
+            _ => 0,
         }
     }
 

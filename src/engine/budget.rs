@@ -1,12 +1,14 @@
 //! Admission control: a memory budget that requests reserve their exact
 //! footprint from before they allocate, waiting (by priority, then arrival)
-//! when it does not fit, failing at once when it never could.
+//! when it does not fit, failing at once when it never could. Every budget also draws from
+//! its [`Ceiling`], the process's: what all engines hold together.
 
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 
+use super::ceiling::{Ceiling, Usage};
 use super::CancelToken;
 use crate::circuits::ProofClass;
 use crate::mem::Tracked;
@@ -63,6 +65,9 @@ struct State {
     /// given up the moment a reservation needs their room).
     idle: Vec<Idle>,
     idle_bytes: u64,
+    /// `used` and `idle_bytes` as the ceiling counts them now ([`State::settle`]).
+    in_ceiling: u64,
+    idle_in_ceiling: u64,
 }
 
 /// A kept buffer, still counted under the owner it had in use.
@@ -117,12 +122,34 @@ impl State {
     /// Gives up idle buffers, oldest first, until `bytes` more fit in `total`;
     /// the caller drops them once the lock is released.
     fn make_room(&mut self, bytes: u64, total: u64, out: &mut Vec<Idle>) {
-        while self.used + bytes > total && !self.idle.is_empty() {
-            let idle = self.idle.remove(0);
-            self.used -= idle.bytes();
-            self.idle_bytes -= idle.bytes();
-            out.push(idle);
+        while self.used + bytes > total && self.give_up_oldest(out) > 0 {}
+    }
+
+    /// Gives up the oldest idle buffer into `out`: its bytes (0 when none is kept).
+    fn give_up_oldest(&mut self, out: &mut Vec<Idle>) -> u64 {
+        if self.idle.is_empty() {
+            return 0;
         }
+        let idle = self.idle.remove(0);
+        let bytes = idle.bytes();
+        self.used -= bytes;
+        self.idle_bytes -= bytes;
+        out.push(idle);
+        bytes
+    }
+
+    /// Brings the ceiling's count of this budget up to date; called, under this budget's lock,
+    /// after every change to `used` or `idle_bytes`.
+    fn settle(&mut self, c: &mut Usage) {
+        c.used = c.used - self.in_ceiling + self.used;
+        c.idle = c.idle - self.idle_in_ceiling + self.idle_bytes;
+        (self.in_ceiling, self.idle_in_ceiling) = (self.used, self.idle_bytes);
+    }
+
+    /// What the other budgets of the ceiling hold: (reservations, kept buffers).
+    fn others(&self, c: &Usage) -> (u64, u64) {
+        let idle = c.idle - self.idle_in_ceiling;
+        (c.used - self.in_ceiling - idle, idle)
     }
 }
 
@@ -166,9 +193,12 @@ fn start_reaper() {
 /// `J·(now + later)`. Throughput requests leave a critical reserve free, so a
 /// critical request that fits in it never waits for them. The budget also
 /// keeps the buffers of finished proofs for the next ones (no fresh pages to
-/// fault in per proof), inside its total.
+/// fault in per proof), inside its total. Whatever it reserves or keeps is also counted
+/// against its [`Ceiling`]: a reservation waits while the engines together leave no room, and
+/// takes the room another engine's kept buffers hold.
 pub struct MemoryBudget {
     total: u64,
+    ceiling: Arc<Ceiling>,
     /// Bytes throughput requests leave free for critical ones.
     critical_reserve: u64,
     stage_limit: usize,
@@ -188,10 +218,16 @@ impl MemoryBudget {
 
     /// A budget that lets at most `limit` throughput requests (at least one) hold their peak
     /// stage at once, and keeps `critical_reserve` bytes of `total` (at most all of it) that
-    /// only critical requests may take.
+    /// only critical requests may take; under the process's ceiling.
     pub fn with_limits(total: u64, limit: usize, critical_reserve: u64) -> Arc<MemoryBudget> {
+        Self::within(Ceiling::process(), total, limit, critical_reserve)
+    }
+
+    /// [`MemoryBudget::with_limits`] under `ceiling`.
+    pub(crate) fn within(ceiling: Arc<Ceiling>, total: u64, limit: usize, critical_reserve: u64) -> Arc<MemoryBudget> {
         let b = Arc::new(MemoryBudget {
             total,
+            ceiling,
             critical_reserve: critical_reserve.min(total),
             stage_limit: limit.max(1),
             state: Mutex::default(),
@@ -221,6 +257,42 @@ impl MemoryBudget {
         } else {
             self.total - self.critical_reserve
         }
+    }
+
+    /// The most bytes every budget of the ceiling may hold together once this budget's request of
+    /// `priority`'s class is in: a throughput one leaves this engine's critical reserve free there
+    /// too.
+    fn ceiling_cap(&self, priority: Priority) -> u64 {
+        match priority.is_critical() {
+            true => self.ceiling.total(),
+            false => self.ceiling.total().saturating_sub(self.critical_reserve),
+        }
+    }
+
+    /// Whether this budget, holding `held` bytes, may take `bytes` more for a request of
+    /// `priority` under the ceiling (`c`): `Ok`, or `Err` with the bytes other budgets' kept
+    /// buffers would have to give up for it to (0 when that would not be enough).
+    fn ceiling_fit(
+        &self,
+        st: &State,
+        c: &Usage,
+        held: u64,
+        bytes: u64,
+        priority: Priority,
+    ) -> std::result::Result<(), u64> {
+        let (others, others_idle) = st.others(c);
+        let cap = self.ceiling_cap(priority);
+        let need = others.saturating_add(others_idle).saturating_add(held).saturating_add(bytes);
+        match need.checked_sub(cap) {
+            None | Some(0) => Ok(()),
+            Some(short) if short <= others_idle => Err(short),
+            Some(_) => Err(0),
+        }
+    }
+
+    /// The ceiling this budget draws from, with every other engine's.
+    pub fn ceiling(&self) -> &Ceiling {
+        &self.ceiling
     }
 
     /// How many requests may hold their peak stage at once.
@@ -270,8 +342,9 @@ impl MemoryBudget {
     /// `now + later` fit and it is first in line (by priority, then arrival),
     /// then reserves `now`. Leaving room for `later` is what guarantees that
     /// some admitted request can always enter its peak stage. Throughput
-    /// requests fit only outside the critical reserve. Fails at once if
-    /// `now + later` exceed what its class may ever hold; fails with `Cancelled` (holding
+    /// requests fit only outside the critical reserve, here and under the ceiling (where the
+    /// other engines' reservations count too). Fails at once if `now + later` exceed what its
+    /// class may ever hold, in this budget or under the ceiling; fails with `Cancelled` (holding
     /// nothing) if `cancel` fires while waiting. With the reservation come
     /// kept buffers for the lengths in `reuse`, as [`MemoryBudget::give_idle`]
     /// left them (empty vectors where none of that capacity is kept); the
@@ -286,15 +359,23 @@ impl MemoryBudget {
     ) -> Result<(Reservation, [Vec<Scalar>; N])> {
         let need = now.saturating_add(later);
         let cap = self.cap(priority);
-        if need > cap {
-            let reserve = if cap < self.total {
+        let reserve = match priority.is_critical() {
+            false if self.critical_reserve > 0 => {
                 format!(" less the {} kept for critical requests", self.critical_reserve)
-            } else {
-                String::new()
-            };
+            }
+            _ => String::new(),
+        };
+        if need > cap {
             return Err(Error::OverBudget(format!(
                 "a proof needs {need} bytes, the budget is {}{reserve}",
                 self.total
+            )));
+        }
+        if need > self.ceiling_cap(priority) {
+            return Err(Error::OverBudget(format!(
+                "a proof needs {need} bytes; this process's engines may hold {} together (the memory \
+                 it could take when its first engine was made){reserve}",
+                self.ceiling.total()
             )));
         }
         let mut st = self.lock();
@@ -305,13 +386,17 @@ impl MemoryBudget {
             st,
             cancel,
             |st, freed| {
-                let go = st.head() == Some((priority, ticket)) && st.held() + need <= cap;
-                if go {
-                    bufs = st.reuse(reuse);
-                    st.make_room(now, self.total, freed);
-                    st.used += now;
+                if st.head() != Some((priority, ticket)) || st.held() + need > cap {
+                    return Err(0);
                 }
-                go
+                let mut c = self.ceiling.lock();
+                self.ceiling_fit(st, &c, st.held(), need, priority)?;
+                bufs = st.reuse(reuse);
+                let others = c.used - st.in_ceiling;
+                st.make_room(now, self.total.min(self.ceiling.total().saturating_sub(others)), freed);
+                st.used += now;
+                st.settle(&mut c);
+                Ok(())
             },
             |st| st.waiting.retain(|w| w.1 != ticket),
         )?;
@@ -341,20 +426,30 @@ impl MemoryBudget {
             cancel,
             |st, freed| {
                 let held = st.held();
+                let mut c = self.ceiling.lock();
+                let fits = |w: &(Priority, u64, u64)| {
+                    held + w.2 <= self.cap(w.0) && self.ceiling_fit(st, &c, held, w.2, w.0).is_ok()
+                };
                 let first = st
                     .stage_waiting
                     .iter()
-                    .filter(|w| held + w.2 <= self.cap(w.0))
+                    .filter(|w| fits(w))
                     .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
                     .map(|w| w.1);
-                let go = (!slot || st.stage_holders < self.stage_limit) && first == Some(ticket);
-                if go {
-                    bufs = st.reuse(reuse);
-                    st.make_room(bytes, self.total, freed);
-                    st.used += bytes;
-                    st.stage_holders += usize::from(slot);
+                let free_slot = !slot || st.stage_holders < self.stage_limit;
+                if !free_slot || first != Some(ticket) {
+                    // Where nobody fits, other engines' kept buffers may make room for this one.
+                    let squeeze = first.is_none() && free_slot && held + bytes <= self.cap(priority);
+                    let short = self.ceiling_fit(st, &c, held, bytes, priority).err().unwrap_or(0);
+                    return Err(if squeeze { short } else { 0 });
                 }
-                go
+                bufs = st.reuse(reuse);
+                let others = c.used - st.in_ceiling;
+                st.make_room(bytes, self.total.min(self.ceiling.total().saturating_sub(others)), freed);
+                st.used += bytes;
+                st.stage_holders += usize::from(slot);
+                st.settle(&mut c);
+                Ok(())
             },
             |st| st.stage_waiting.retain(|w| w.1 != ticket),
         )?;
@@ -363,13 +458,16 @@ impl MemoryBudget {
 
     /// The waiting loop both kinds of reservation share: `take` reserves
     /// (giving up idle buffers into its second argument as needed) and says
-    /// whether it could, `leave` removes the waiter; on either outcome the
-    /// others are woken (one of them may now be first).
-    fn wait(
-        &self,
-        mut st: std::sync::MutexGuard<'_, State>,
+    /// whether it could (`Err`: the bytes other budgets' kept buffers would have to give up for
+    /// it to, which they are then asked to, 0 when waiting is all there is), `leave` removes
+    /// the waiter; on either outcome the others are woken (one of them may now be first).
+    /// Another budget's reservations, given back, wake nobody here: they are seen at the next
+    /// poll ([`CANCEL_POLL`]).
+    fn wait<'s>(
+        &'s self,
+        mut st: std::sync::MutexGuard<'s, State>,
         cancel: &CancelToken,
-        mut take: impl FnMut(&mut State, &mut Vec<Idle>) -> bool,
+        mut take: impl FnMut(&mut State, &mut Vec<Idle>) -> std::result::Result<(), u64>,
         leave: impl Fn(&mut State),
     ) -> Result<()> {
         let mut freed = Vec::new();
@@ -377,9 +475,20 @@ impl MemoryBudget {
             if cancel.is_cancelled() {
                 break Err(Error::Cancelled);
             }
-            if take(&mut st, &mut freed) {
-                st.peak_used = st.peak_used.max(st.used);
-                break Ok(());
+            match take(&mut st, &mut freed) {
+                Ok(()) => {
+                    st.peak_used = st.peak_used.max(st.used);
+                    break Ok(());
+                }
+                Err(short) if short > 0 => {
+                    drop(st);
+                    let given = self.squeeze_others(short);
+                    st = self.lock();
+                    if given > 0 {
+                        continue;
+                    }
+                }
+                Err(_) => {}
             }
             st = self.freed.wait_timeout(st, CANCEL_POLL).unwrap_or_else(|e| e.into_inner()).0;
         };
@@ -404,6 +513,7 @@ impl MemoryBudget {
             let mut st = self.lock();
             st.idle_bytes += bytes;
             st.idle.push(Idle { _owner: Tracked::new(owner, bytes), buf, since: Instant::now() });
+            st.settle(&mut self.ceiling.lock());
         }
         self.expire_idle(IDLE_KEEP);
     }
@@ -418,6 +528,7 @@ impl MemoryBudget {
             let gone: u64 = old.iter().map(Idle::bytes).sum();
             st.used -= gone;
             st.idle_bytes -= gone;
+            st.settle(&mut self.ceiling.lock());
             old
         };
         if !expired.is_empty() {
@@ -432,10 +543,45 @@ impl MemoryBudget {
             let mut st = self.lock();
             st.used -= st.idle_bytes;
             st.idle_bytes = 0;
+            st.settle(&mut self.ceiling.lock());
             std::mem::take(&mut st.idle)
         };
         drop(idle);
         self.freed.notify_all();
+    }
+
+    /// Frees kept buffers, oldest first, until `bytes` are given up or none is left: the bytes
+    /// given up.
+    fn give_up_idle(&self, bytes: u64) -> u64 {
+        let mut out = Vec::new();
+        let mut given = 0;
+        {
+            let mut st = self.lock();
+            while given < bytes {
+                match st.give_up_oldest(&mut out) {
+                    0 => break,
+                    n => given += n,
+                }
+            }
+            st.settle(&mut self.ceiling.lock());
+        }
+        drop(out);
+        given
+    }
+
+    /// Asks the other budgets of this one's ceiling to give up `bytes` of kept buffers: the
+    /// bytes they gave up. Called holding no budget's lock.
+    fn squeeze_others(&self, bytes: u64) -> u64 {
+        let mut given = 0;
+        for other in live_budgets() {
+            if given >= bytes {
+                break;
+            }
+            if Arc::ptr_eq(&other.ceiling, &self.ceiling) && !std::ptr::eq(&*other, self) {
+                given += other.give_up_idle(bytes - given);
+            }
+        }
+        given
     }
 
     fn release(&self, bytes: u64, stage_ends: bool) {
@@ -444,8 +590,20 @@ impl MemoryBudget {
         if stage_ends {
             st.stage_holders -= 1;
         }
+        st.settle(&mut self.ceiling.lock());
         drop(st);
         self.freed.notify_all();
+    }
+}
+
+impl Drop for MemoryBudget {
+    /// Reservations hold their budget: what is left are kept buffers, freed with it, and their
+    /// room goes back to the ceiling.
+    fn drop(&mut self) {
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut c = self.ceiling.lock();
+        c.used -= st.in_ceiling;
+        c.idle -= st.idle_in_ceiling;
     }
 }
 

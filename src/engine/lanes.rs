@@ -249,17 +249,25 @@ impl Lanes {
         }
     }
 
+    /// Each device's counters, and its memory now ([`gpu::device_memory`]).
     pub(super) fn stats(&self) -> Vec<DeviceStats> {
-        let st = self.lock();
-        self.backends
-            .iter()
-            .zip(st.lanes.iter())
-            .map(|(&backend, lane)| {
-                let (vram_free, vram_total) = match backend {
-                    Backend::Cuda(id) => gpu::device_memory(id).unwrap_or((0, 0)),
-                    _ => (0, 0),
-                };
-                DeviceStats {
+        self.stats_with(|backend| match backend {
+            Backend::Cuda(id) => gpu::device_memory(id).unwrap_or((0, 0)),
+            _ => (0, 0),
+        })
+    }
+
+    /// Each device's counters, read under the lock, then each device's (free, total) memory
+    /// from `memory` with the lock released: a device query (cudaMemGetInfo makes a context on
+    /// first use; a wedged driver may never return) never holds up the workers, who take the
+    /// lock for every worker taken and given back.
+    pub(super) fn stats_with(&self, memory: impl Fn(Backend) -> (u64, u64)) -> Vec<DeviceStats> {
+        let counters: Vec<DeviceStats> = {
+            let st = self.lock();
+            self.backends
+                .iter()
+                .zip(st.lanes.iter())
+                .map(|(&backend, lane)| DeviceStats {
                     backend,
                     workers: self.workers,
                     in_use: lane.in_use(self.workers),
@@ -267,9 +275,16 @@ impl Lanes {
                     failures: lane.failures,
                     busy_seconds: lane.busy + lane.busy_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
                     healthy: lane.healthy(self.cool_down),
-                    vram_free,
-                    vram_total,
-                }
+                    vram_free: 0,
+                    vram_total: 0,
+                })
+                .collect()
+        };
+        counters
+            .into_iter()
+            .map(|d| {
+                let (vram_free, vram_total) = memory(d.backend);
+                DeviceStats { vram_free, vram_total, ..d }
             })
             .collect()
     }

@@ -12,12 +12,14 @@
 //! - `request`: a request, its fan-out over partitions, and verifying its proof bytes;
 //! - `pipeline`: the [`Engine`] and one partition's way through the stages;
 //! - `budget`: the memory budget (admission by priority, the a/b/c stage, kept buffers);
+//! - `ceiling`: what every engine's budget together may hold (the process's memory);
 //! - `footprint`: what one proof reserves, from the PCE's dimensions;
 //! - `lanes`: the devices' backend-stage workers and their counters;
 //! - `config`: how an engine is made; `cancel`: the cancel token.
 
 mod budget;
 mod cancel;
+mod ceiling;
 #[allow(unsafe_code)] // setpriority on the synthesis threads
 mod config;
 mod footprint;
@@ -31,6 +33,7 @@ mod timings;
 
 pub use budget::{drop_idle_buffers, MemoryBudget, Priority, Reservation};
 pub use cancel::CancelToken;
+pub use ceiling::Ceiling;
 pub use config::{BudgetSpec, EngineConfig, SYNTHESIS_NICE};
 pub use footprint::{footprint, ABC_HOLDERS_PER_DEVICE};
 pub use lanes::DeviceStats;

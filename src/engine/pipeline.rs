@@ -11,6 +11,7 @@ use blstrs::{Bls12, Scalar};
 use ff::Field;
 
 use super::budget::{MemoryBudget, Priority, Reservation};
+use super::ceiling::Ceiling;
 use super::config::{renice_this_thread, EngineConfig};
 use super::footprint::{abc_part, footprint, ABC_HOLDERS_PER_DEVICE};
 use super::lanes::{DeviceStats, Lanes};
@@ -138,6 +139,17 @@ impl Engine {
     /// An engine over the given backends, with `stage` running their backend
     /// stage (a test double stands in for devices this machine lacks).
     pub(crate) fn with_stage(cfg: EngineConfig, backends: Vec<Backend>, stage: Box<BackendStage>) -> Result<Engine> {
+        Self::under(Ceiling::process(), cfg, backends, stage)
+    }
+
+    /// [`Engine::with_stage`], its budget drawing from `ceiling` (tests: engines on a small
+    /// machine).
+    pub(crate) fn under(
+        ceiling: Arc<Ceiling>,
+        cfg: EngineConfig,
+        backends: Vec<Backend>,
+        stage: Box<BackendStage>,
+    ) -> Result<Engine> {
         cfg.sharing.check()?;
         let most = max_threads();
         for (name, n) in [("synthesis_threads", cfg.synthesis_threads), ("workers_per_device", cfg.workers_per_device)]
@@ -165,7 +177,7 @@ impl Engine {
         let abc_holders = ABC_HOLDERS_PER_DEVICE * backends.len();
         let total = cfg.budget.bytes()?;
         Ok(Engine {
-            budget: MemoryBudget::with_limits(total, abc_holders, cfg.critical_reserve_bytes(total)?),
+            budget: MemoryBudget::within(ceiling, total, abc_holders, cfg.critical_reserve_bytes(total)?),
             witness,
             spmv,
             express,
@@ -185,9 +197,15 @@ impl Engine {
         self.lanes.backends.clone()
     }
 
-    /// What each device has done so far, in [`Engine::backends`] order.
+    /// What each device has done so far, in [`Engine::backends`] order, with its memory now
+    /// (read with no lock held that a proof needs).
     pub fn device_stats(&self) -> Vec<DeviceStats> {
         self.lanes.stats()
+    }
+
+    /// Backend workers per device (each device also has one express worker).
+    pub fn workers_per_device(&self) -> usize {
+        self.lanes.workers() / self.lanes.backends.len()
     }
 
     /// The kind of device this engine proves on (every lane is the same kind).
@@ -242,8 +260,13 @@ impl Engine {
     /// partition does all of it on the express threads and workers.
     /// A cancel while waiting (or between stages) returns `Cancelled` and
     /// frees the reservation. An `Auto` request whose device fails is retried
-    /// once on another one.
-    pub(crate) fn prove_partition<C: WitnessSource>(&self, p: Partition<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
+    /// once on another one. Its reservation also covers `input` bytes: its share of what the
+    /// request's parsed input holds.
+    pub(crate) fn prove_partition_holding<C: WitnessSource>(
+        &self,
+        p: Partition<'_, C>,
+        input: u64,
+    ) -> Result<(Proof<Bls12>, Timings)> {
         let Partition { pce, params, circuit, verify_against, backend, randomness, priority, cancel, observer } = p;
         let notify = |s: Stage| {
             if let Some(f) = observer {
@@ -262,7 +285,7 @@ impl Engine {
         let start = Instant::now();
         let abc_bytes = abc_part(pce, kind);
         let (mut reservation, [aux]) =
-            self.budget.admit(footprint(pce, kind) - abc_bytes, abc_bytes, priority, &cancel, [pce.num_aux])?;
+            self.budget.admit(footprint(pce, kind) - abc_bytes + input, abc_bytes, priority, &cancel, [pce.num_aux])?;
         let mut t = Timings { queued: seconds_since(start), ..Timings::default() };
         let into = WitnessBuffer::reusing(pce.num_inputs, pce.num_aux, aux);
         let w = witness_pool.install(|| match self.witness_program {
@@ -326,6 +349,12 @@ impl Engine {
         notify(Stage::Verify);
         t.total = seconds_since(start);
         Ok((proof, t))
+    }
+
+    /// [`Engine::prove_partition_holding`] of a partition without input (the tests').
+    #[cfg(test)]
+    pub(crate) fn prove_partition<C: WitnessSource>(&self, p: Partition<'_, C>) -> Result<(Proof<Bls12>, Timings)> {
+        self.prove_partition_holding(p, 0)
     }
 
     /// The CPU backend's a, b, c on the host: once the partition may hold them (its turn among

@@ -343,6 +343,30 @@ fn argument_errors_do_not_sideline_a_device() {
     assert!(s.healthy && s.failures == 2 * FAILURES as u64, "{s:?}");
 }
 
+/// A stats poller inside its device query (a slow or wedged cudaMemGetInfo, stood in for by
+/// the query itself proving) holds nothing a proof needs: the proof takes a worker, proves,
+/// is counted and gives the worker back meanwhile. The query reads the counters of before.
+#[test]
+fn a_device_query_in_the_stats_does_not_stall_proofs() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    // Leaked: a proof stalled by the poller must not hold the test's stack once it fails.
+    let e: &'static Engine = Box::leak(Box::new(engine(&gpus, 2, 1 << 30)));
+    let (pce, params): (&'static Pce, &'static Srs) = (Box::leak(Box::new(pce)), Box::leak(Box::new(params)));
+    let stats = e.lanes.stats_with(|backend| {
+        if backend == Backend::Cuda(0) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            // The receiver is gone if the test failed first.
+            std::thread::spawn(move || drop(tx.send(e.prove_partition(request(pce, params, 5, Backend::Auto)))));
+            let proved = rx.recv_timeout(std::time::Duration::from_secs(60));
+            proved.expect("a proof stalled behind the stats' device query").expect("verified");
+        }
+        (1 << 30, 1 << 34)
+    });
+    assert!(stats.iter().all(|d| d.proofs == 0 && (d.vram_free, d.vram_total) == (1 << 30, 1 << 34)), "{stats:?}");
+    assert_eq!(e.device_stats().iter().map(|d| d.proofs).sum::<u64>(), 1);
+}
+
 #[test]
 fn an_auto_request_is_retried_on_another_device() {
     let (pce, params) = setup();
@@ -702,6 +726,48 @@ fn a_failing_partition_cancels_the_rest() {
     let opts = ProveOptions { randomness: Some(vec![]), ..ProveOptions::default() };
     let res = e.prove_partitions(several_request(&pce, &params, &several, opts, CancelToken::new()));
     assert!(matches!(res, Err(Error::InvalidInput(_))));
+}
+
+/// Parameters that are not the circuit's are refused when the request comes, before any
+/// partition makes its witness: by their verifying key while their queries are still decoding
+/// (these never come), in full once they are decoded (another circuit's, whose key fits).
+#[test]
+fn parameters_of_another_circuit_are_refused_before_any_witness() {
+    let (pce, params) = setup();
+    let gpus = Arc::new(FakeGpus::default());
+    let e = engine(&gpus, 1, 1 << 30);
+    let several = Several { seeds: 1..4 };
+    let witnesses = std::sync::atomic::AtomicUsize::new(0);
+    let observer = |s: Stage| {
+        if s == Stage::Witness {
+            witnesses.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    let refused = |params: &Srs| {
+        let cancel = CancelToken::new();
+        let req = several_request(&pce, params, &several, ProveOptions::default(), cancel.clone());
+        std::thread::scope(|s| {
+            let h = s.spawn(|| e.prove_partitions(Request { observer: Some(&observer), ..req }));
+            let t0 = std::time::Instant::now();
+            while !h.is_finished() && t0.elapsed().as_secs() < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            // What the request would still be waiting for, were it not refused at once.
+            cancel.cancel();
+            h.join().unwrap()
+        })
+    };
+    let mut vk = params.vk().clone();
+    vk.ic.pop();
+    let (decoding, _never) = Srs::pending(vk);
+    assert!(matches!(refused(&decoding), Err(Error::ParamsMismatch(_))));
+    let other = Synthetic::new(Family::MimcChain, 500, 1);
+    let other = generate_random_parameters::<Bls12, _, _>(other.blank(), &mut ChaCha20Rng::seed_from_u64(2)).unwrap();
+    assert_eq!(other.vk.ic.len(), pce.num_inputs, "a key that fits");
+    assert!(matches!(refused(&Srs::in_memory(other)), Err(Error::ParamsMismatch(_))));
+    assert_eq!(witnesses.load(Ordering::SeqCst), 0, "a witness was made for parameters that cannot prove it");
+    assert!(gpus.calls.lock().unwrap().is_empty());
+    assert_eq!((e.budget().held(), e.budget().waiting()), (0, 0));
 }
 
 /// A NonInteractivePoRep-sized request (126 partitions) in a budget of three partitions'

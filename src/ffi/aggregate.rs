@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "porep")]
 use super::boundary::{arg_bytes, arg_str};
-use super::boundary::{arg_out, arg_path, arg_slice};
+use super::boundary::{arg_out, arg_path, arg_slice, copy_out};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
 use crate::aggregate::srs::load_shared;
@@ -141,7 +141,8 @@ fn version_of(v: u32) -> FfiResult<Version> {
 ///   `"StackedDrg32GiBV1_2_Feat_NonInteractivePoRep"`).
 ///
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (an unknown or unsupported registered
-/// proof, 0 seals, more than 2^19 proofs), `CUZK_UNSUPPORTED` (a build without `porep`).
+/// proof, 0 seals, more than 65 NonInteractivePoRep seals, more than 2^19 proofs: what
+/// `cuzk_aggregate` refuses), `CUZK_UNSUPPORTED` (a build without `porep`).
 /// Thread-safety: safe from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_aggregate_len(
@@ -167,17 +168,9 @@ pub unsafe extern "C" fn cuzk_aggregate_len(
 
 #[cfg(feature = "porep")]
 unsafe fn padded_count(registered_proof: *const c_char, seals: usize) -> FfiResult<usize> {
-    use crate::aggregate::{seal, srs::MAX_PROOFS};
+    use crate::aggregate::seal;
     let rp = seal::registered_proof(arg_str(registered_proof, "registered_proof")?)?;
-    crate::circuits::porep::PorepSize::from_registered_proof(rp)?;
-    let partitions = usize::from(rp.partitions());
-    if seals == 0 || seals > MAX_PROOFS / partitions {
-        return Err(Failure::new(
-            CUZK_INVALID_ARGUMENT,
-            format!("{seals} seals: 1 to {} of {rp:?}", MAX_PROOFS / partitions),
-        ));
-    }
-    Ok(seal::padded_count(rp, seals))
+    Ok(seal::padded_count(rp, seals)?)
 }
 
 #[cfg(not(feature = "porep"))]
@@ -206,7 +199,8 @@ unsafe fn padded_count(_: *const c_char, _: usize) -> FfiResult<usize> {
 /// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_HANDLE`, `CUZK_INVALID_ARGUMENT` (unknown
 /// registered proof or version, a proof of the wrong length, too many seals, an SRS loaded for
 /// too few proofs), `CUZK_MALFORMED_PROOF` (a point that does not decode, or at infinity),
-/// `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a build without `porep`). The proofs are not
+/// `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a build without `porep`), `CUZK_INTERNAL` (an
+/// aggregate of another length than announced: nothing is written). The proofs are not
 /// verified here: an aggregate of a bad proof fails its verification.
 ///
 /// Thread-safety: safe from many threads at once, with the same or different handles.
@@ -240,9 +234,7 @@ pub unsafe extern "C" fn cuzk_aggregate(
             return Err(Failure::new(CUZK_NULL_ARGUMENT, "out is NULL".to_string()));
         }
         let bytes = aggregate_seals(&srs.srs, registered_proof, seals, version)?;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len());
-        out_len.write(bytes.len());
-        Ok(())
+        copy_out(&bytes, needed, out, out_len)
     })
 }
 

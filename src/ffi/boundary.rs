@@ -146,6 +146,25 @@ pub(crate) unsafe fn arg_slice<'a, T>(p: *const T, len: usize, name: &str) -> Ff
     Ok(std::slice::from_raw_parts(p, len))
 }
 
+/// Copies a call's result into the caller's buffer, which was checked before the work to hold
+/// `announced` bytes (what the call's size query gives), and writes its length to `len`. A
+/// result of another length is `CUZK_INTERNAL` with nothing written: never a write past the
+/// buffer, whatever the size query got wrong.
+///
+/// # Safety
+/// `out` points to at least `announced` writable bytes; `len` was checked by [`arg_out`].
+pub(crate) unsafe fn copy_out(bytes: &[u8], announced: usize, out: *mut u8, len: *mut usize) -> FfiResult<()> {
+    if bytes.len() != announced {
+        return Err(Failure::new(
+            CUZK_INTERNAL,
+            format!("the result has {} bytes where {announced} were announced", bytes.len()),
+        ));
+    }
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len());
+    len.write(bytes.len());
+    Ok(())
+}
+
 /// A caller's NUL-terminated UTF-8 string.
 ///
 /// # Safety

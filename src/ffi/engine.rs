@@ -53,6 +53,13 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 /// Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
 /// `CUZK_IO`: give the budget in bytes. Of the budget, 1 GiB (at most an
 /// eighth) is kept for critical requests.
+///
+/// Every engine of the process (the default one a NULL engine argument makes
+/// included) draws from one ceiling: the memory available when the first
+/// engine was made. Each stays inside its own budget, and all together
+/// inside the ceiling: a request that fits its engine's budget but not what
+/// other engines leave under the ceiling waits; one the ceiling could never
+/// hold is `CUZK_OVER_BUDGET`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cuzk_engine_config {
@@ -289,9 +296,8 @@ pub unsafe extern "C" fn cuzk_engine_free(engine: *mut cuzk_engine) {
 
 /// Fills `out` with the engine's budget figures. `engine` NULL: the default
 /// engine (made if needed). `out` is caller-owned, written only on success.
-/// It reads the engine's devices as `cuzk_engine_devices` does (their free
-/// memory: a context on each of the engine's own GPUs, no other).
-/// Thread-safety: safe from many threads at once.
+/// It queries no device (no CUDA context is made).
+/// Thread-safety: safe from many threads at once, beside proofs.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_stats(
     engine: *const cuzk_engine,
@@ -302,14 +308,13 @@ pub unsafe extern "C" fn cuzk_engine_stats(
         let out = arg_out(out, "out")?;
         let e = engine_of(engine)?;
         let b = e.budget();
-        let devices = e.device_stats();
         out.write(cuzk_engine_stats {
             budget_bytes: b.total(),
             budget_used: b.held(),
             budget_peak: b.peak_used(),
             waiting: b.waiting() as u64,
-            num_devices: devices.len() as u32,
-            workers_per_device: devices.first().map_or(0, |d| d.workers as u32),
+            num_devices: e.backends().len() as u32,
+            workers_per_device: e.workers_per_device() as u32,
         });
         Ok(())
     })
@@ -322,7 +327,9 @@ pub unsafe extern "C" fn cuzk_engine_stats(
 /// Reading a GPU's free memory needs its CUDA context: this makes the
 /// primary context of each of the engine's own GPUs that has none yet (no
 /// other GPU's), and leaves the calling thread's current device as it was.
-/// Thread-safety: safe from many threads at once.
+/// The devices' memory is read after their counters, with nothing held that
+/// proofs wait for: polling this never stalls them.
+/// Thread-safety: safe from many threads at once, beside proofs.
 #[no_mangle]
 pub unsafe extern "C" fn cuzk_engine_devices(
     engine: *const cuzk_engine,

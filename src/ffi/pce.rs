@@ -157,10 +157,11 @@ pub unsafe extern "C" fn cuzk_pce_info(
     })
 }
 
-/// Drops the process-wide registry's reference to this handle's circuit, so
-/// its memory is freed once every handle to it is freed too; a later
-/// `cuzk_pce_load` loads it afresh. The handle itself stays valid (free it
-/// with `cuzk_pce_free`).
+/// Drops the process-wide registry's reference to this handle's PCE (the
+/// instance the handle holds: through a handle from before an earlier
+/// unload, a newer instance of its circuit stays loaded), so its memory is
+/// freed once every handle to it is freed too; a later `cuzk_pce_load` loads
+/// it afresh. The handle itself stays valid (free it with `cuzk_pce_free`).
 ///
 /// Thread-safety: safe from many threads at once; proofs in flight keep their
 /// own reference.
@@ -168,7 +169,7 @@ pub unsafe extern "C" fn cuzk_pce_info(
 pub unsafe extern "C" fn cuzk_pce_unload(pce: *const cuzk_pce, err: *mut cuzk_error) -> cuzk_status {
     ffi_boundary!(err, {
         let h = HANDLES.get(pce, "pce")?;
-        registry::unload(&h.id);
+        registry::unload_instance(&h.pce);
         Ok(())
     })
 }

@@ -1,6 +1,6 @@
 //! `cuzk_prove` and `cuzk_verify`.
 
-use super::boundary::{arg_bytes, arg_opt_out, arg_out, arg_ref};
+use super::boundary::{arg_bytes, arg_opt_out, arg_out, arg_ref, copy_out};
 use super::cancel::cuzk_cancel;
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::device::{cuzk_backend, device_present};
@@ -268,11 +268,7 @@ pub unsafe extern "C" fn cuzk_prove(
         let cancel = cancel.map_or_else(CancelToken::new, |c| c.token.clone());
         let engine = engine_or_default(engine.as_deref())?;
         let (bytes, t) = prove(&engine, &pce, &params.params, &req, &cancel)?;
-        if bytes.len() != needed {
-            return Err(Failure::new(CUZK_INTERNAL, "proof length differs from the announced one"));
-        }
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), proof_out, bytes.len());
-        proof_len.write(bytes.len());
+        copy_out(&bytes, needed, proof_out, proof_len)?;
         if let Some(timings) = timings {
             timings.write(t);
         }

@@ -283,6 +283,62 @@ fn corrupt_pce_file_is_refused() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A result of another length than the size query announced (the buffer was checked against
+/// the announced one) is written nowhere: `CUZK_INTERNAL`, the buffer and length untouched.
+#[test]
+fn a_result_longer_or_shorter_than_announced_is_not_written() {
+    let mut out = [0xAAu8; 8];
+    let mut len = 7usize;
+    for result in [&[1u8; 9][..], &[1u8; 3][..]] {
+        // SAFETY: `out` holds the 8 announced bytes, `len` is a live local.
+        let r = unsafe { super::boundary::copy_out(result, 8, out.as_mut_ptr(), &mut len) };
+        assert_eq!(r.map_err(|f| f.status), Err(CUZK_INTERNAL));
+        assert_eq!((out, len), ([0xAA; 8], 7));
+    }
+    // SAFETY: as above.
+    unsafe { super::boundary::copy_out(&[1; 8], 8, out.as_mut_ptr(), &mut len) }.unwrap();
+    assert_eq!((out, len), ([1; 8], 8));
+}
+
+/// `cuzk_pce_unload` through a handle from before an earlier unload leaves the newer instance
+/// of its circuit loaded: a later load shares that one.
+#[test]
+fn unloading_through_a_stale_pce_handle_keeps_the_newer_instance() {
+    let dir = tmp_dir("stale-unload");
+    let path = cpath(&dir.join("m.pce"));
+    // A size no other test loads.
+    let circuit = mimc(611);
+    let mut e = new_err();
+    let load = |e: &mut cuzk_error| {
+        let mut h: *mut cuzk_pce = null_mut();
+        // SAFETY: the circuit, path and out-pointers are live locals for the call.
+        assert_eq!(unsafe { cuzk_pce_load(&circuit, path.as_ptr(), 0, &mut h, e) }, CUZK_OK, "{}", message(e));
+        h
+    };
+    let instance = |h: *mut cuzk_pce| {
+        // SAFETY: `info` is a live local; the handle is a token the library looks up.
+        unsafe {
+            let mut info = std::mem::MaybeUninit::<cuzk_pce_info>::uninit();
+            assert_eq!(cuzk_pce_info(h, info.as_mut_ptr(), null_mut()), CUZK_OK);
+            info.assume_init().instance
+        }
+    };
+    let old = load(&mut e);
+    // SAFETY (every call below): handles are the library's tokens, `e` a live error.
+    unsafe {
+        assert_eq!(cuzk_pce_unload(old, &mut *e), CUZK_OK);
+        let new = load(&mut e);
+        assert_ne!(instance(new), instance(old), "loaded afresh after the unload");
+        assert_eq!(cuzk_pce_unload(old, &mut *e), CUZK_OK, "the handle stays valid");
+        let again = load(&mut e);
+        assert_eq!(instance(again), instance(new), "the stale handle unloaded the newer instance");
+        for h in [old, new, again] {
+            cuzk_pce_free(h);
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[allow(dead_code)]
 fn _abi_types_are_ffi_safe(_: cuzk_mem_stats, _: cuzk_timings, _: *const c_char) {}
 
@@ -643,6 +699,9 @@ fn aggregation_refuses_bad_input_and_writes_nothing() {
             CUZK_INVALID_ARGUMENT
         );
         assert_eq!(cuzk_aggregate_len(rp.as_ptr(), 0, &mut n, null_mut(), &mut *err), CUZK_INVALID_ARGUMENT);
+        // The size query refuses what cuzk_aggregate refuses (FIP-0092: at most 65).
+        assert_eq!(cuzk_aggregate_len(ni.as_ptr(), 65, &mut n, null_mut(), &mut *err), CUZK_OK);
+        assert_eq!(cuzk_aggregate_len(ni.as_ptr(), 66, &mut n, null_mut(), &mut *err), CUZK_INVALID_ARGUMENT);
         assert_eq!(cuzk_aggregate_len(null(), 1, &mut n, null_mut(), &mut *err), CUZK_NULL_ARGUMENT);
 
         let (mut srs, mut small) = (null_mut(), null_mut());

@@ -1,7 +1,7 @@
 //! Where a proof's backend stage (H and the MSMs) runs, and the one entry that runs it: the
 //! inputs checked once, then the CPU or a CUDA device, then the proof assembled with r and s.
 
-use bellperson::groth16::{Parameters, Proof};
+use bellperson::groth16::{Parameters, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 
 use super::proof::assemble;
@@ -119,6 +119,7 @@ fn check_inputs(backend: Backend, pce: &Pce, w: &Witness, abc: Option<&Abc>, par
 
 /// The lengths every query must have for `pce`.
 pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
+    check_vk_shape(pce, &p.vk)?;
     let d = &pce.density;
     let checks = [
         ("h", p.h.len(), pce.domain_size() - 1),
@@ -126,7 +127,6 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
         ("a", p.a.len(), pce.num_inputs + d.a_aux.ones),
         ("b_g1", p.b_g1.len(), d.b_input.ones + d.b_aux.ones),
         ("b_g2", p.b_g2.len(), d.b_input.ones + d.b_aux.ones),
-        ("vk.ic", p.vk.ic.len(), pce.num_inputs),
     ];
     for (name, have, want) in checks {
         if have != want {
@@ -134,4 +134,18 @@ pub fn check_shape(pce: &Pce, p: &Parameters<Bls12>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What the verifying key alone says of the parameters' fit to `pce` (it is there at once,
+/// while the queries of a load in the background are still decoding): one `ic` point per
+/// public input, the ONE included.
+pub fn check_vk_shape(pce: &Pce, vk: &VerifyingKey<Bls12>) -> Result<()> {
+    match vk.ic.len() == pce.num_inputs {
+        true => Ok(()),
+        false => Err(Error::ParamsMismatch(format!(
+            "vk.ic has {} points, the circuit has {} public inputs",
+            vk.ic.len(),
+            pce.num_inputs
+        ))),
+    }
 }

@@ -17,6 +17,6 @@ mod proof;
 mod timings;
 
 pub use crate::gpu::Urgency;
-pub use backend::{check_shape, prepare, prove, Backend};
+pub use backend::{check_shape, check_vk_shape, prepare, prove, Backend};
 pub use proof::{assemble, proof_bytes, verify, ProofParts, PROOF_BYTES};
 pub use timings::{GpuSteps, ProveTimings};

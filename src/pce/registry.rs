@@ -9,7 +9,8 @@
 //! Accounting: while an instance lives, its heap bytes (the whole PCE when its
 //! file was read into memory or could not be saved; the dictionary alone when
 //! the file is mapped) count as [`Owner::Pce`] and its mapped file as
-//! [`Owner::PceMapped`]. [`unload`] drops the registry's reference; the
+//! [`Owner::PceMapped`]; its witness program, loaded or recorded, is counted
+//! the same way by its own slot. [`unload`] drops the registry's reference; the
 //! memory and the counters go when the last user drops its `Arc`.
 
 use std::path::Path;
@@ -73,7 +74,9 @@ fn load_entry(
 
 /// The PCE of `circuit_id`: the loaded instance if there is one, else loaded
 /// from `path` (read into memory or mapped: `access`, see [`Access`]), else
-/// (file missing) `extract`ed, saved to `path` and loaded back from it.
+/// (file missing) `extract`ed, saved to `path` and loaded back from it. A
+/// witness program `extract` records into the PCE is saved with it, so no
+/// process that loads the file records it again.
 /// Concurrent calls for one id do the work once and share the instance.
 /// `path` and `access` only matter to the first load of an id;
 /// `verify_checksums` also checks an instance loaded before without it (once).
@@ -101,6 +104,13 @@ pub fn get(circuit_id: &str) -> Option<Arc<Pce>> {
 /// loaded. The memory is freed when the last user drops its `Arc`.
 pub fn unload(circuit_id: &str) -> bool {
     PCES.remove(&circuit_id.to_string())
+}
+
+/// Drops the registry's reference to `pce` itself; false if it is not (or no
+/// longer) loaded. A newer instance of its circuit, loaded since it was
+/// unloaded, stays. The memory is freed when the last user drops its `Arc`.
+pub fn unload_instance(pce: &Arc<Pce>) -> bool {
+    PCES.remove_value(pce)
 }
 
 /// Ids of the loaded instances, sorted.

@@ -57,7 +57,7 @@ pub struct Opts {
 pub fn run(mut o: Opts) -> Result<()> {
     if let Some(seals) = o.seals {
         let rp = cuzk::aggregate::seal::registered_proof(&o.registered_proof)?;
-        o.proofs = cuzk::aggregate::seal::padded_count(rp, seals);
+        o.proofs = cuzk::aggregate::seal::padded_count(rp, seals)?;
     }
     let n = o.proofs;
     let (ours_v, theirs_v) = match o.version {

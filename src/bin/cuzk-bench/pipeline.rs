@@ -454,12 +454,15 @@ fn new_phase(
         Backend::Auto => None,
         Backend::Cpu => Some(vec![]),
     };
+    // Each partition also reserves its share of the request's parsed input (a C1's proofs).
+    let sample = subject.statement(u64::MAX / 2)?;
+    let share = sample.input_bytes().div_ceil(sample.partitions().max(1) as u64);
     let engine = Engine::new(o.sharing.apply(EngineConfig {
         synthesis_threads: o.synthesis_threads,
         synthesis_nice: if o.synthesis_full_priority { 0 } else { SYNTHESIS_NICE },
         devices,
         workers_per_device: if o.workers == 0 { o.j } else { o.workers },
-        budget: BudgetSpec::Bytes(o.j as u64 * footprint(&pce, backend.resolve()?)),
+        budget: BudgetSpec::Bytes(o.j as u64 * (footprint(&pce, backend.resolve()?) + share)),
         // Exactly J throughput footprints: no critical requests here.
         critical_reserve: Some(0),
         ..EngineConfig::default()

@@ -12,11 +12,13 @@ use filecoin_proofs::constants::{
 };
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
 use filecoin_proofs_api::RegisteredSealProof;
+use serde::Deserialize;
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedDrg};
 
+use super::c1_head::{Head, Name};
 use super::circuit::{CircuitShape, PorepCircuit, ShapedCircuit};
 use super::proving::Proving;
 use super::shape::{vanilla_params, Compound, PubIn, Shape, VanillaProof, G};
@@ -51,6 +53,8 @@ pub struct PorepC1 {
     proofs: VanillaProofs,
     comm_r: [u8; 32],
     comm_d: [u8; 32],
+    /// What its vanilla proofs hold on the heap ([`PorepC1::heap_bytes`]).
+    heap_bytes: u64,
 }
 
 impl fmt::Debug for PorepC1 {
@@ -67,15 +71,6 @@ impl fmt::Debug for PorepC1 {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// The proof type, read first so that an unknown or unsupported proof gets its own message, and
-/// the vanilla proofs as plain JSON, whose hashes are checked before Filecoin's code sees them.
-#[derive(serde::Deserialize)]
-struct Head {
-    registered_proof: serde_json::Value,
-    #[serde(default)]
-    vanilla_proofs: serde_json::Value,
 }
 
 fn json_error(what: &str, e: serde_json::Error) -> Error {
@@ -100,7 +95,9 @@ const KNOWN_PROOFS: &[(&str, &str)] = &[
 
 impl PorepC1 {
     /// Parses and validates a C1 output (JSON bytes of filecoin-proofs-api's
-    /// `SealCommitPhase1Output`). Errors, all `Error::InvalidInput` with the reason:
+    /// `SealCommitPhase1Output`), streaming: read twice, first its head (`c1_head.rs`), then
+    /// into its final types, never into a JSON document. Errors, all `Error::InvalidInput` with
+    /// the reason:
     /// empty/truncated/malformed JSON; a registered proof that is unknown or V1 (before V1_1); vanilla
     /// proofs tagged for another sector size; a partition or challenge count, Merkle path length or
     /// layer count that does not match the sector size; zero or non-canonical commitments; vanilla
@@ -120,14 +117,14 @@ impl PorepC1 {
             return Err(Error::InvalidInput("C1 output is empty".into()));
         }
         let head: Head = serde_json::from_slice(bytes).map_err(|e| json_error("C1 output", e))?;
-        let name = match &head.registered_proof {
-            serde_json::Value::String(s) => s.clone(),
-            other => {
-                return Err(Error::InvalidInput(format!("C1 output: registered_proof must be a string, found {other}")))
+        let name = match head.registered_proof {
+            Name::Name(s) => s,
+            Name::Other(found) => {
+                return Err(Error::InvalidInput(format!("C1 output: registered_proof must be a string, found {found}")))
             }
         };
-        let rp: RegisteredSealProof = serde_json::from_value(serde_json::Value::String(name.clone()))
-            .map_err(|_| Error::InvalidInput(format!("C1 output: unknown registered proof {name:?}")))?;
+        let rp = RegisteredSealProof::deserialize(serde::de::value::StrDeserializer::<serde_json::Error>::new(&name))
+            .map_err(|_| Error::InvalidInput(format!("C1 output: unknown registered proof {:?}", shown(&name))))?;
         if let Some((_, why)) = KNOWN_PROOFS.iter().find(|(n, _)| *n == name) {
             return Err(Error::InvalidInput(format!(
                 "C1 output: registered proof {name} is {why}; the V1_1 seal proofs and their \
@@ -178,7 +175,7 @@ impl PorepC1 {
             return Err(Error::InvalidInput("C1 output: replica_id is not a canonical BLS12-381 scalar".into()));
         }
 
-        if let Some(what) = malformed_vanilla(&head.vanilla_proofs, "vanilla_proofs") {
+        if let Some(what) = head.vanilla_proofs.0 {
             return Err(Error::InvalidInput(format!("C1 output: {what} (corrupted C1)")));
         }
 
@@ -193,6 +190,9 @@ impl PorepC1 {
         };
 
         let (comm_r, comm_d) = (c1.comm_r, c1.comm_d);
+        // Their data, thrice: their vectors' headers and spare capacity come on top of it (they
+        // held 1.7 times their data at 2 KiB).
+        let heap_bytes = 3 * bincode::serialized_size(&c1.vanilla_proofs).unwrap_or(0);
         let proofs = match c1.vanilla_proofs {
             VanillaSealProof::StackedDrg2KiBV1(v) => typed::<SectorShapeBase>(rp, &pub_in, Box::new(v))?,
             VanillaSealProof::StackedDrg8MiBV1(v) => typed::<SectorShapeBase>(rp, &pub_in, Box::new(v))?,
@@ -200,7 +200,14 @@ impl PorepC1 {
             VanillaSealProof::StackedDrg32GiBV1(v) => typed::<SectorShapeSub8>(rp, &pub_in, Box::new(v))?,
             VanillaSealProof::StackedDrg64GiBV1(v) => typed::<SectorShapeTop2>(rp, &pub_in, Box::new(v))?,
         };
-        Ok(PorepC1 { size, variant, pub_in, proofs, comm_r, comm_d })
+        Ok(PorepC1 { size, variant, pub_in, proofs, comm_r, comm_d, heap_bytes })
+    }
+
+    /// Bytes its vanilla proofs hold on the heap, at most: three times their data (every
+    /// hash's 32 bytes, 8 per index and count). What a request of this C1 holds beside its
+    /// partitions.
+    pub fn heap_bytes(&self) -> u64 {
+        self.heap_bytes
     }
 
     /// The seal proof variant a C1 output names, read without parsing the rest of it.
@@ -251,41 +258,12 @@ fn canonical(bytes: &[u8; 32]) -> Option<Scalar> {
     Scalar::from_repr_vartime(*bytes)
 }
 
-/// What in `v` (vanilla proofs as plain JSON, at the JSON path `at`) would make Filecoin's
-/// hashers panic, said: a hash value (an array of 32 bytes) that is not a canonical scalar
-/// (every hash in a vanilla proof is a field element: Poseidon's, or SHA-256's trimmed to 254
-/// bits), or a Merkle path step whose sibling count is not that of a PoRep tree (arity 2 or 8)
-/// or whose index is past its siblings.
-fn malformed_vanilla(v: &serde_json::Value, at: &str) -> Option<String> {
-    match v {
-        serde_json::Value::Array(items) => {
-            let bytes: Option<Vec<u8>> = items.iter().map(|x| x.as_u64().and_then(|b| u8::try_from(b).ok())).collect();
-            match bytes.map(<[u8; 32]>::try_from) {
-                Some(Ok(h)) => {
-                    canonical(&h).is_none().then(|| format!("the hash at {at} is not a canonical BLS12-381 scalar"))
-                }
-                _ => items.iter().enumerate().find_map(|(i, x)| malformed_vanilla(x, &format!("{at}[{i}]"))),
-            }
-        }
-        serde_json::Value::Object(fields) => {
-            if let Some(serde_json::Value::Array(siblings)) = fields.get("hashes") {
-                if ![1, 7].contains(&siblings.len()) {
-                    return Some(format!(
-                        "the Merkle path step at {at} has {} siblings (PoRep trees have arity 2 or 8)",
-                        siblings.len()
-                    ));
-                }
-                if let Some(index) = fields.get("index").and_then(|i| i.as_u64()).filter(|&i| i > siblings.len() as u64)
-                {
-                    return Some(format!(
-                        "the Merkle path step at {at} has index {index}, past its {} siblings",
-                        siblings.len()
-                    ));
-                }
-            }
-            fields.iter().find_map(|(k, x)| malformed_vanilla(x, &format!("{at}.{k}")))
-        }
-        _ => None,
+/// A name as an error shows it: cut at 100 characters (none of the registered proofs' is
+/// half as long).
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(100) {
+        Some((end, _)) => format!("{}…", &name[..end]).into(),
+        None => name.into(),
     }
 }
 

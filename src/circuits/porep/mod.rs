@@ -30,6 +30,7 @@
 //! (the `FIL_PROOFS_PARENT_CACHE` environment variable, see its docs).
 
 mod c1;
+mod c1_head;
 mod circuit;
 mod free;
 mod params;
@@ -39,6 +40,6 @@ mod sizes;
 mod witness;
 
 pub use c1::PorepC1;
-pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, PorepCircuit};
+pub use circuit::{blank_circuit, circuit_id, extract_pce, param_cache_identifier, program_layout, PorepCircuit};
 pub use params::{params_file_name, read_verifying_key};
 pub use sizes::{PorepSize, SealVariant};

@@ -14,6 +14,7 @@
 //! - `input`: the request encoding;
 //! - `circuit`: the partition circuit (tree shape erased), its id, its blank form;
 //! - `request`: a parsed request's partitions and public inputs;
+//! - `verifier`: a partition's public inputs from its own sectors and index;
 //! - `post_type`: the circuit's kind and sector size, its registered proof and parameters;
 //! - `shape`: the tree shapes PoSt uses.
 //!
@@ -24,6 +25,7 @@ mod input;
 mod post_type;
 mod request;
 mod shape;
+mod verifier;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, PostCircuit};
 pub use input::{PostInput, INPUT_MAGIC, INPUT_VERSION};

@@ -16,6 +16,7 @@ use super::circuit::{CircuitShape, PostCircuit};
 use super::input::PostInput;
 use super::post_type::{config, public_params_for, PostKind, PostType};
 use super::shape::Shape;
+use super::verifier::partition_inputs;
 use crate::circuits::filecoin::{canonical, check_partition_index, guarded, merkle_proof_sound};
 use crate::{Error, Result};
 
@@ -32,8 +33,8 @@ struct Shaped<Tree: Shape> {
     pub_in: fallback::PublicInputs<Domain>,
     /// Each partition's vanilla proof, as filecoin-proofs partitions them.
     partitions: Vec<VanillaProof<Tree>>,
-    /// The verifier's public inputs, and the partition index of this request's first partition
-    /// among them (a single WindowPoSt partition's own index).
+    /// The verifier's public inputs, with this request's partitions' sectors only, and the
+    /// index of its first partition among all (a single WindowPoSt partition's own index).
     verifier: fallback::PublicInputs<Domain>,
     first: usize,
 }
@@ -242,12 +243,9 @@ fn shaped<Tree: RequestShape>(input: &PostInput) -> Result<AnyShape> {
                 filecoin_proofs::single_partition_vanilla_proofs(&cfg, &pp, &pub_in, &vanilla)
             })
             .map_err(verify_failed)?;
-            // The verifier sees every partition's sectors; only partition k's are read, so the
-            // ones before it are placeholders of the right count.
-            let k = k as usize;
-            let before = std::iter::repeat_n(sectors[0].clone(), k * pp.sector_count);
-            let all = before.chain(sectors.iter().cloned()).collect();
-            (vec![part], fallback::PublicInputs { sectors: all, k: None, ..pub_in.clone() }, k)
+            // Partition k's sectors alone: its inputs are computed from them and its index
+            // (`verifier.rs`), not from every partition's.
+            (vec![part], fallback::PublicInputs { k: None, ..pub_in.clone() }, k as usize)
         }
     };
     Ok(Tree::wrap_request(Shaped { pp, pub_in, partitions, verifier, first }))
@@ -268,12 +266,9 @@ impl<Tree: CircuitShape> Shaped<Tree> {
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>> {
+        let sectors = self.verifier.sectors.chunks(self.pp.sector_count).nth(k).unwrap_or_default();
         guarded("generating PoSt public inputs", Error::InvalidInput, || {
-            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::generate_public_inputs(
-                &self.verifier,
-                &self.pp,
-                Some(self.first + k),
-            )
+            partition_inputs::<Tree>(&self.pp, &self.verifier.randomness, sectors, self.first + k)
         })
     }
 }
