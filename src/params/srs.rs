@@ -388,4 +388,21 @@ pub(super) mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing but the parameters");
         std::fs::remove_dir_all(dir).unwrap();
     }
+
+    /// A load that is not in the background, of a file still decoding in the background, returns
+    /// the decoded parameters: it waits for them instead of handing out the undecoded instance.
+    #[test]
+    fn a_foreground_load_waits_for_a_background_decoding() {
+        let pce = crate::pce::extract(Synthetic::new(Family::MimcChain, 100_000, 1).blank()).unwrap();
+        let dir = std::env::temp_dir().join(format!("cuzk-srs-foreground-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let params = crate::params::dummy_params(&pce, 11);
+        let path = written(&dir, "p.params", &params);
+        let background = load(&path, opts(false, true)).unwrap();
+        let foreground = load(&path, opts(false, false)).unwrap();
+        assert!(Arc::ptr_eq(&background, &foreground), "one instance");
+        assert!(foreground.wait_for(Duration::ZERO).is_some_and(|r| r.is_ok_and(|p| *p == params)));
+        unload(&path);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

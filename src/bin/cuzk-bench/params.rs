@@ -143,9 +143,10 @@ fn load(o: &Opts, file: &Path) -> Result<()> {
     if bellperson_s.is_some() {
         ours.push(blake3::hash(&encoded(p)));
     }
+    // Its cache is written while the parameters are held (unloading them stops the writer).
+    cuzk::params::wait_for_cache_writes();
     drop(srs);
     srs::unload(file);
-    cuzk::params::wait_for_cache_writes();
     let identical = match bellperson_s {
         Some(_) => {
             let theirs = blake3::hash(&encoded(&bellperson()?));
