@@ -129,7 +129,7 @@ fn process_alive(pid: libc::pid_t) -> bool {
 /// `Io` unless the file system of `dir` has room for `len` more bytes and still keeps
 /// 1 GiB (or 1% of a smaller one) free: a node's disk is shared with its sealing and
 /// chain data.
-pub fn check_room_on_disk(dir: &Path, len: u64) -> Result<()> {
+fn check_room_on_disk(dir: &Path, len: u64) -> Result<()> {
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| Error::InvalidInput(format!("{}: a NUL in the path", dir.display())))?;
     let mut s = std::mem::MaybeUninit::<libc::statvfs>::uninit();
