@@ -2,7 +2,8 @@
 //! link carries none): bellperson's prover state rewritten ([`mod@reference`]), and real Filecoin
 //! inputs made on the spot with filecoin-proofs' own API, with its own verdicts on proofs:
 //! sealed sectors' C1 outputs of every seal variant ([`porep`]), PoSt vanilla proofs
-//! ([`post`]) and SnapDeals inputs ([`snap`]).
+//! ([`post`]) and SnapDeals inputs ([`snap`]); and C1 outputs of sparse sectors of production
+//! size, which filecoin-proofs accepts ([`sparse`]).
 
 #[cfg(feature = "porep")]
 pub mod porep;
@@ -11,3 +12,5 @@ pub mod post;
 pub mod reference;
 #[cfg(feature = "porep")]
 pub mod snap;
+#[cfg(feature = "porep")]
+pub mod sparse;

@@ -184,7 +184,8 @@ impl SealedSector {
         if matches!(sector, PorepSize::GiB32 | PorepSize::GiB64) {
             return Err(Error::InvalidInput(format!(
                 "make_c1: sealing a {sector} sector needs hundreds of GB of disk and hours; \
-             only 2KiB, 8MiB and 512MiB are supported"
+             only 2KiB, 8MiB and 512MiB are supported (a sparse sector's C1 is made at any size: \
+             `oracles::sparse`, `cuzk-bench c1 --sparse`)"
             )));
         }
         fs::create_dir_all(scratch_dir).map_err(io("creating", scratch_dir))?;
