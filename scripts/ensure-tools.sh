@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the build and tests need when it is missing (fresh machine):
-# Rust (rustup), a C compiler and make, Go, shellcheck. Source it: it extends PATH.
+# Rust (rustup), a C compiler, make and pkg-config, Go, shellcheck. Source it: it extends PATH.
 # cbindgen is installed pinned by scripts/gen-header.sh; nvcc (the `cuda`
 # feature only) by scripts/cuda-env.sh.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
 command -v make >/dev/null || need_apt+=(make)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v curl >/dev/null || need_apt+=(curl ca-certificates)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ensure-tools: apt-get install ${need_apt[*]}" >&2

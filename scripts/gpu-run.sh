@@ -6,7 +6,8 @@
 # built with the PyPI nvcc that scripts/cuda-env.sh installs.
 #
 #   scripts/gpu-run.sh            # build + stage
-#   scripts/gpu-run.sh --check    # compile and link only (what CI does)
+#   scripts/gpu-run.sh --check    # compile and link only (what CI does): the test
+#                                 # binary, and the installed libcuzk.a into programs
 #
 # The cuda build shares target/ with CPU builds: only cuzk and sppark differ.
 set -euo pipefail
@@ -19,7 +20,16 @@ source scripts/cuda-env.sh
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 
 if [ "${1:-}" = "--check" ]; then
-  exec cargo test --release --features cuda --lib --no-run
+  cargo test --release --features cuda --lib --no-run
+  # libcuzk.a of the cuda feature as a host links it: installed, its cuzk.pc's
+  # link line checked against rustc's and the README's, and linked (not run: no
+  # GPU driver here) into the C and Go programs beside another Rust staticlib.
+  # With the test build's features (oracles too: the same native libraries), so
+  # that nvcc compiles cuda/ once.
+  prefix=$PWD/target/cuzk-prefix-cuda
+  scripts/install.sh --cuda --features oracles --prefix "$prefix"
+  scripts/check-link-line.sh "$prefix"
+  exec scripts/link-beside.sh --link-only "$prefix"
 fi
 
 # The lib's unit tests hold the GPU tests (gpu::, groth16::cuda::); the GPU

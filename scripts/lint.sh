@@ -13,14 +13,15 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/ensure-tools.sh
 source scripts/ensure-tools.sh
 shellcheck -x scripts/*.sh .ci/run
-unformatted=$("$(go env GOROOT)/bin/gofmt" -l go-bindings)
+unformatted=$("$(go env GOROOT)/bin/gofmt" -l go-bindings tests/link-beside/go)
 if [ -n "$unformatted" ]; then
-  echo "lint: gofmt would change these files (run: gofmt -w go-bindings):" >&2
+  echo "lint: gofmt would change these files (run: gofmt -w on them):" >&2
   echo "$unformatted" >&2
   exit 1
 fi
 python3 scripts/import-cycles.py
 cargo fmt --check
+(cd tests/link-beside && cargo fmt --check)
 cargo clippy --release --all-targets -- -D warnings
 if [ "${1:-}" = "--cuda" ]; then
   (

@@ -7,17 +7,14 @@
 // passed only for the duration of a call, and the library keeps no pointer
 // after it returns. Handles are pointers to Rust-owned memory.
 //
-// Linking: build the library first (scripts/build-lib.sh). The native
-// libraries below are rustc's `--print native-static-libs` line, kept equal
-// by scripts/check-link-line.sh. A `cuda` build needs more (the CUDA runtime
-// and libstdc++): add them with CGO_LDFLAGS, e.g.
-// CGO_LDFLAGS="-L$CUDA_HOME/lib64 -lcudart_static -lstdc++".
+// Linking: through pkg-config's cuzk.pc, which scripts/install.sh writes
+// with the header and libcuzk.a into a prefix (its Libs line is the exact
+// static link line of that build, CPU or CUDA). Build with
+// PKG_CONFIG_PATH=PREFIX/lib/pkgconfig.
 package ccuzk
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../include
-#cgo LDFLAGS: -L${SRCDIR}/../../../target/cuzk-lib -lcuzk
-#cgo LDFLAGS: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+#cgo pkg-config: cuzk
 #include <stdlib.h>
 #include "cuzk.h"
 */
