@@ -34,6 +34,7 @@ const (
 	StatusCancelled           Status = 405
 	StatusGPU                 Status = 500
 	StatusNoSuchDevice        Status = 501
+	StatusLoggerInUse         Status = 600
 	StatusPanic               Status = 900
 	StatusInternal            Status = 901
 )
@@ -89,6 +90,7 @@ var (
 	ErrCancelled           = &Error{Status: StatusCancelled}
 	ErrGPU                 = &Error{Status: StatusGPU}
 	ErrNoSuchDevice        = &Error{Status: StatusNoSuchDevice}
+	ErrLoggerInUse         = &Error{Status: StatusLoggerInUse}
 	ErrPanic               = &Error{Status: StatusPanic}
 	ErrInternal            = &Error{Status: StatusInternal}
 )

@@ -9,7 +9,8 @@ use crate::Error;
 /// Values are explicit, grouped by hundreds and never reused: a retired code
 /// stays here as a comment. 0 is success; 1xx the caller's arguments; 2xx
 /// files and the PCE; 3xx Groth16 parameters; 4xx proving and verification;
-/// 5xx GPUs; 9xx internal errors and panics. The short text of each is
+/// 5xx GPUs; 6xx what the host process shares with the library; 9xx internal
+/// errors and panics. The short text of each is
 /// `cuzk_status_str`; the detail of one call is its `cuzk_error`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,9 @@ pub enum cuzk_status {
     CUZK_GPU = 500,
     /// No CUDA device with the requested id (or a build without `cuda`).
     CUZK_NO_SUCH_DEVICE = 501,
+    /// Other Rust code of the process set the `log` crate's logger first: the
+    /// library's records go there, not to a `cuzk_set_log_callback` callback.
+    CUZK_LOGGER_IN_USE = 600,
     /// A panic inside the library was caught at the boundary; the library is
     /// still usable, but report it: it is a bug.
     CUZK_PANIC = 900,
@@ -75,7 +79,7 @@ pub enum cuzk_status {
 use cuzk_status::*;
 
 /// Every status, for tests and for `cuzk_status_str`.
-pub(crate) const ALL_STATUSES: [cuzk_status; 25] = [
+pub(crate) const ALL_STATUSES: [cuzk_status; 26] = [
     CUZK_OK,
     CUZK_NULL_ARGUMENT,
     CUZK_INVALID_ARGUMENT,
@@ -99,6 +103,7 @@ pub(crate) const ALL_STATUSES: [cuzk_status; 25] = [
     CUZK_CANCELLED,
     CUZK_GPU,
     CUZK_NO_SUCH_DEVICE,
+    CUZK_LOGGER_IN_USE,
     CUZK_PANIC,
     CUZK_INTERNAL,
 ];
@@ -130,6 +135,7 @@ impl cuzk_status {
             CUZK_CANCELLED => "CUZK_CANCELLED: the request was cancelled before it ran\0",
             CUZK_GPU => "CUZK_GPU: a GPU operation failed\0",
             CUZK_NO_SUCH_DEVICE => "CUZK_NO_SUCH_DEVICE: no CUDA device with that id\0",
+            CUZK_LOGGER_IN_USE => "CUZK_LOGGER_IN_USE: other code set the process's Rust logger first\0",
             CUZK_PANIC => "CUZK_PANIC: a panic was caught inside the library (a bug)\0",
             CUZK_INTERNAL => "CUZK_INTERNAL: an internal invariant failed\0",
         }

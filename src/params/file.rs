@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use super::cache::{self, Stamp};
 use crate::files::open_regular;
+use crate::progress::Progress;
 use crate::{Error, Result};
 
 const G1_BYTES: usize = 96;
@@ -122,6 +123,7 @@ fn read_points<P, const N: usize>(
     s: Section,
     path: &Path,
     stop: &AtomicBool,
+    progress: &Progress,
     decode: impl Fn(&[u8; N]) -> Option<P> + Sync,
 ) -> Result<Vec<P>>
 where
@@ -141,6 +143,7 @@ where
                     let n = POINTS_PER_READ.min(s.len - i);
                     bytes.resize(n * N, 0);
                     *start = i;
+                    progress.add(n as u64);
                     if stop.load(Relaxed) {
                         note(&failure, 0, "stopped: the parameters were unloaded".into());
                         bytes.clear();
@@ -281,15 +284,19 @@ fn decode(
     checked: bool,
     stop: &AtomicBool,
 ) -> Result<Parameters<Bls12>> {
-    let g1s = |s: Section| read_points(&file, s, path, stop, g1(checked)).map(Arc::new);
-    Ok(Parameters {
+    let points = [layout.h, layout.l, layout.a, layout.b_g1, layout.b_g2].iter().map(|s| s.len as u64).sum();
+    let progress = Progress::start(format!("decoding {}", path.display()), "points", Some(points));
+    let g1s = |s: Section| read_points(&file, s, path, stop, &progress, g1(checked)).map(Arc::new);
+    let params = Parameters {
         vk,
         h: g1s(layout.h)?,
         l: g1s(layout.l)?,
         a: g1s(layout.a)?,
         b_g1: g1s(layout.b_g1)?,
-        b_g2: Arc::new(read_points(&file, layout.b_g2, path, stop, g2(checked))?),
-    })
+        b_g2: Arc::new(read_points(&file, layout.b_g2, path, stop, &progress, g2(checked))?),
+    };
+    progress.finish();
+    Ok(params)
 }
 
 #[cfg(test)]

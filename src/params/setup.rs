@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use crate::groth16::ntt::Domain;
 use crate::pce::matrix::{decode, CsrMatrix, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use crate::pce::Pce;
+use crate::progress::Progress;
 use crate::{mem, Error, Result};
 
 /// Products per batch normalisation (one inversion for the batch).
@@ -88,11 +89,12 @@ where
     }
 
     /// `s·P` for every `s`, in affine form, on every core.
-    fn mul_all(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr> {
+    fn mul_all(&self, scalars: &[Scalar], progress: &Progress) -> Vec<G::AffineRepr> {
         let mut out = vec![G::AffineRepr::default(); scalars.len()];
         out.par_chunks_mut(CHUNK).zip(scalars.par_chunks(CHUNK)).for_each(|(out, s)| {
             let proj: Vec<G> = s.iter().map(|s| self.mul(s)).collect();
             G::batch_normalize(&proj, out);
+            progress.add(s.len() as u64);
         });
         out
     }
@@ -137,6 +139,7 @@ fn query<G>(
     t: &[Scalar],
     present: impl Fn(usize) -> bool + Sync,
     name: &str,
+    progress: &Progress,
 ) -> Result<Vec<G::AffineRepr>>
 where
     G: Curve + Group<Scalar = Scalar> + Send + Sync + for<'a> AddAssign<&'a G::AffineRepr>,
@@ -150,7 +153,7 @@ where
         )));
     }
     let kept: Vec<Scalar> = t.iter().copied().filter(|t| !t.is_zero_vartime()).collect();
-    Ok(table.mul_all(&kept))
+    Ok(table.mul_all(&kept, progress))
 }
 
 /// About the bytes [`setup`] holds at its peak for `pce`.
@@ -177,8 +180,13 @@ pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
     let m = domain.size();
     let (ni, n) = (pce.num_inputs, pce.num_inputs + pce.num_aux);
     let d = &pce.density;
+    let b_points = d.b_input.ones + d.b_aux.ones;
+    // H, IC and L, A, B in G1 and G2.
+    let points = (m - 1) + n + (ni + d.a_aux.ones) + 2 * b_points;
+    let job = format!("generating parameters for {} constraints", pce.num_constraints());
+    let progress = Progress::start(job, "points", Some(points as u64));
     let g1_table = FixedBase::new(g1, (m - 1) + 3 * n);
-    let g2_table = FixedBase::new(g2, d.b_input.ones + d.b_aux.ones);
+    let g2_table = FixedBase::new(g2, b_points);
 
     // H: τ^i·t(τ)/δ for i < m − 1, with t(τ) = τ^m − 1.
     let mut lagrange = vec![Scalar::ZERO; m];
@@ -191,7 +199,7 @@ pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
     });
     let t_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
     let h_exps: Vec<Scalar> = lagrange[..m - 1].par_iter().map(|p| p * t_over_delta).collect();
-    let h = g1_table.mul_all(&h_exps);
+    let h = g1_table.mul_all(&h_exps, &progress);
     drop(h_exps);
 
     // The powers of τ become L_j(τ), the Lagrange basis at τ; then each variable's A, B, C at τ.
@@ -203,15 +211,16 @@ pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
     let ext = |range: std::ops::Range<usize>, inv: Scalar| -> Vec<Scalar> {
         range.into_par_iter().map(|i| (beta * at[i] + alpha * bt[i] + ct[i]) * inv).collect()
     };
-    let ic = g1_table.mul_all(&ext(0..ni, gamma_inv));
-    let l = g1_table.mul_all(&ext(ni..n, delta_inv));
+    let ic = g1_table.mul_all(&ext(0..ni, gamma_inv), &progress);
+    let l = g1_table.mul_all(&ext(ni..n, delta_inv), &progress);
     if let Some(col) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!("aux variable {col} is unconstrained")));
     }
-    let a = query(&g1_table, &at, |i| i < ni || d.a_aux.get(i - ni), "A")?;
+    let a = query(&g1_table, &at, |i| i < ni || d.a_aux.get(i - ni), "A", &progress)?;
     let b_present = &|i: usize| if i < ni { d.b_input.get(i) } else { d.b_aux.get(i - ni) };
-    let b_g1 = query(&g1_table, &bt, b_present, "B")?;
-    let b_g2 = query(&g2_table, &bt, b_present, "B (G2)")?;
+    let b_g1 = query(&g1_table, &bt, b_present, "B", &progress)?;
+    let b_g2 = query(&g2_table, &bt, b_present, "B (G2)", &progress)?;
+    progress.finish();
 
     let (g1, g2) = (g1.to_affine(), g2.to_affine());
     let vk = VerifyingKey {

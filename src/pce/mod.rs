@@ -19,5 +19,5 @@ pub use copies::DeviceCopies;
 pub use eval::{check_satisfied, evaluate, evaluate_into, Abc, AbcLease};
 pub use file::Access;
 pub use matrix::CsrMatrix;
-pub use record::{extract, RecordingCs};
+pub use record::{extract, extract_logged, RecordingCs};
 pub use system::{Bitmap, Densities, Pce};

@@ -6,6 +6,7 @@
 //! `j`, and both are remapped once the final input count is known.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -13,6 +14,7 @@ use ff::{Field, PrimeField};
 
 use super::matrix::{decode, encode, CsrMatrix, COL_MASK, MAX_COLS, TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use super::system::{Bitmap, Densities, Pce};
+use crate::progress::Progress;
 use crate::{Error, Result};
 
 /// Why recording stops when a matrix outgrows its `u32` row pointers.
@@ -68,6 +70,8 @@ pub struct RecordingCs {
     dict: Dict,
     /// Set when the circuit outgrows the format; reported by `finish`.
     overflow: Option<String>,
+    /// Counts the root's rows as they are recorded (a sub-circuit's when it is appended).
+    progress: Option<Arc<Progress>>,
 }
 
 impl RecordingCs {
@@ -199,6 +203,7 @@ impl ConstraintSystem<Scalar> for RecordingCs {
             m: [Rows::new(), Rows::new(), Rows::new()],
             dict: Dict::default(),
             overflow: None,
+            progress: None,
         }
     }
 
@@ -233,6 +238,9 @@ impl ConstraintSystem<Scalar> for RecordingCs {
         self.record(0, &a(LinearCombination::zero()));
         self.record(1, &b(LinearCombination::zero()));
         self.record(2, &c(LinearCombination::zero()));
+        if let Some(p) = &self.progress {
+            p.add(1);
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -260,6 +268,9 @@ impl ConstraintSystem<Scalar> for RecordingCs {
             self.overflow.get_or_insert(what.clone());
         }
         let (pi, pa) = (self.num_inputs, self.num_aux);
+        if let Some(p) = &self.progress {
+            p.add(other.m[0].row_ptr.len() as u64 - 1);
+        }
         for which in 0..3 {
             let src = &other.m[which];
             for r in 0..src.row_ptr.len() - 1 {
@@ -295,7 +306,20 @@ impl ConstraintSystem<Scalar> for RecordingCs {
 /// Records a circuit's R1CS as bellperson's prover sees it: the ONE input at
 /// index 0, the circuit's constraints, then one `input_i · 0 = 0` row per input.
 pub fn extract<C: Circuit<Scalar>>(circuit: C) -> Result<Pce> {
-    let mut cs = RecordingCs::new();
+    extract_with(circuit, None)
+}
+
+/// [`extract`], its progress logged as `job` (constraints recorded so far: their number is
+/// known only at the end).
+pub fn extract_logged<C: Circuit<Scalar>>(circuit: C, job: String) -> Result<Pce> {
+    let progress = Arc::new(Progress::start(job, "constraints", None));
+    let pce = extract_with(circuit, Some(progress.clone()))?;
+    progress.finish();
+    Ok(pce)
+}
+
+fn extract_with<C: Circuit<Scalar>>(circuit: C, progress: Option<Arc<Progress>>) -> Result<Pce> {
+    let mut cs = RecordingCs { progress, ..RecordingCs::new() };
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
     circuit.synthesize(&mut cs)?;
     cs.finish()

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::pce::matrix::{TAG_DICT, TAG_MINUS_ONE, TAG_PLUS_ONE};
 use crate::pce::Pce;
+use crate::progress::Progress;
 
 /// `v` if row `r` is a booleanity row, `(1 − v)·v = 0` (or `v·(1 − v) = 0`,
 /// or `(1 − m − v)·v = 0`, bellperson's conditional bit, boolean when `m` is).
@@ -360,8 +361,14 @@ impl Program {
             next: vec![NONE; rows],
         };
         rec.known[0] = true;
+        let job = format!("recording the witness program of {rows} constraints");
+        let progress = Progress::start(job, "rows", Some(rows as u64));
         let (mut steps, mut queue, mut cursor) = (Vec::new(), Vec::new(), n);
-        for r in (0..rows as u32).filter(|&r| !checks[r as usize]) {
+        for r in 0..rows as u32 {
+            progress.add(1);
+            if checks[r as usize] {
+                continue;
+            }
             rec.visit(r, &mut steps, &mut queue, &mut cursor);
             while let Some(r) = queue.pop() {
                 rec.visit(r, &mut steps, &mut queue, &mut cursor);
@@ -396,6 +403,7 @@ impl Program {
         let (groups, is_bit) = (rec.groups, rec.is_bit);
         let split = layout.and_then(|l| split(pce, l, &groups, &mut steps));
         let free: Vec<u32> = (0..n as u32).filter(|&c| !solved[c as usize]).collect();
+        progress.finish();
         Some(Program {
             num_inputs: pce.num_inputs,
             num_aux: pce.num_aux,
