@@ -8,7 +8,8 @@
  * through out-params only on success; error detail goes to a caller-owned
  * struct cuzk_error (NULL to discard); handles are opaque, freed with their
  * *_free (NULL is a no-op); the library keeps no caller pointer after a call
- * returns and is safe to call from many threads at once.
+ * returns (but the log callback cuzk_set_log_callback installs, and its user
+ * pointer) and is safe to call from many threads at once.
  */
 
 #ifndef CUZK_H
@@ -142,7 +143,8 @@
  * Values are explicit, grouped by hundreds and never reused: a retired code
  * stays here as a comment. 0 is success; 1xx the caller's arguments; 2xx
  * files and the PCE; 3xx Groth16 parameters; 4xx proving and verification;
- * 5xx GPUs; 9xx internal errors and panics. The short text of each is
+ * 5xx GPUs; 6xx what the host process shares with the library; 9xx internal
+ * errors and panics. The short text of each is
  * `cuzk_status_str`; the detail of one call is its `cuzk_error`.
  */
 enum cuzk_status
@@ -247,6 +249,11 @@ enum cuzk_status
    * No CUDA device with the requested id (or a build without `cuda`).
    */
   CUZK_NO_SUCH_DEVICE = 501,
+  /**
+   * Other Rust code of the process set the `log` crate's logger first: the
+   * library's records go there, not to a `cuzk_set_log_callback` callback.
+   */
+  CUZK_LOGGER_IN_USE = 600,
   /**
    * A panic inside the library was caught at the boundary; the library is
    * still usable, but report it: it is a bug.
@@ -380,6 +387,47 @@ enum cuzk_snarkpack_version
 typedef enum cuzk_snarkpack_version cuzk_snarkpack_version;
 #else
 typedef uint32_t cuzk_snarkpack_version;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The severity of a log record: `min_level` of `cuzk_set_log_callback` and the `level` its
+ * callback gets. Higher is more severe; the values are spaced so that levels can be added
+ * between them.
+ */
+enum cuzk_log_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The finest detail.
+   */
+  CUZK_LOG_TRACE = 10,
+  /**
+   * Detail for debugging the library.
+   */
+  CUZK_LOG_DEBUG = 20,
+  /**
+   * Progress of long jobs (PCE extraction, parameter decoding and generation, witness
+   * program recording), about one line every 5 seconds each, with start and end lines.
+   */
+  CUZK_LOG_INFO = 30,
+  /**
+   * Something went wrong and the library carried on (a device retried, a cache not
+   * written, a fallback taken).
+   */
+  CUZK_LOG_WARN = 40,
+  /**
+   * Something went wrong that the host should look at.
+   */
+  CUZK_LOG_ERROR = 50,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum cuzk_log_level cuzk_log_level;
+#else
+typedef uint32_t cuzk_log_level;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -629,6 +677,22 @@ struct cuzk_device_stats {
   uint64_t vram_free;
   uint64_t vram_total;
 };
+
+/**
+ * A host's log callback: one record, its `level` (a `cuzk_log_level` value), `target` (the
+ * module that logged it, e.g. `"cuzk::params::cache"`; records of the library's dependencies
+ * carry theirs) and `message`, both NUL-terminated UTF-8, owned by the library and valid only
+ * during the call (copy what you keep). `user` is the pointer given with the callback.
+ *
+ * Called from any library thread, several at once: it must be thread-safe. It must not call
+ * any `cuzk_*` function (records the library makes while it runs on that thread are
+ * dropped; `cuzk_set_log_callback` from it fails), and should return quickly: the thread that
+ * logged waits for it.
+ */
+typedef void (*cuzk_log_callback)(void *user,
+                                  uint32_t level,
+                                  const char *target,
+                                  const char *message);
 
 /**
  * The process's memory, from the kernel (`/proc/self/status`) and from the
@@ -1140,6 +1204,30 @@ cuzk_status cuzk_engine_predicted_peak(const struct cuzk_engine *engine,
                                        struct cuzk_error *err);
 
 /**
+ * Sends the library's log records at `min_level` (a `cuzk_log_level` value) or more severe to
+ * `callback` with `user`, from now on; `callback` NULL sends none (the library then formats
+ * none). Replaces the callback set before: once this returns, the previous callback is not
+ * running and is never called again, so what its `user` points to may be freed.
+ *
+ * Records go to the process's one logger of the Rust `log` crate. The first call that sets a
+ * callback makes the library's logger that logger; where other Rust code of the process set
+ * one first (a Rust host), it returns `CUZK_LOGGER_IN_USE` and the records stay there. Without
+ * a callback the library logs nothing.
+ *
+ * Errors: `CUZK_INVALID_ARGUMENT` for an unknown `min_level`, or when called from inside the
+ * callback; `CUZK_LOGGER_IN_USE`. On an error the previous callback stays.
+ *
+ * Ownership: the library keeps `callback` and `user` until the next call replaces them (the
+ * one exception to "no caller pointer is kept"); it never reads or frees `user`. The strings
+ * passed to the callback are the library's, valid only during that call. Thread-safety: safe
+ * from any thread, also while other threads log; calls are serialized.
+ */
+cuzk_status cuzk_set_log_callback(uint32_t min_level,
+                                  cuzk_log_callback callback,
+                                  void *user,
+                                  struct cuzk_error *err);
+
+/**
  * Fills `out` (caller-owned, written only on success) with current memory
  * figures. Cheap (reads `/proc/self/status`); never fails on a system
  * without some figure (it reads as 0). Thread-safety: safe from many threads
@@ -1223,6 +1311,37 @@ cuzk_status cuzk_params_generate(const struct cuzk_circuit *circuit,
                                  uint64_t seed,
                                  struct cuzk_params **out,
                                  struct cuzk_error *err);
+
+/**
+ * Writes the file name of `circuit`'s production parameters, as filecoin-proofs names it in
+ * its parameter cache (filecoin-proofs' own `parameter_id` of the circuit's parameter cache
+ * identifier; what its `cache_params_path` ends in), NUL-terminated: e.g.
+ * `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a3….params`
+ * for PoRep at 32GiB, `v28-proof-of-spacetime-fallback-….params` for PoSt,
+ * `v28-empty-sector-update-merkletree-….params` for SnapDeals. The directory is the host's to
+ * choose (filecoin-ffi's is `FIL_PROOFS_PARAMETER_CACHE`, else
+ * `/var/tmp/filecoin-proof-parameters`); the verifying key is the same stem with `.vk`. One
+ * file serves every registered proof of a circuit (PoRep's three seal variants; WindowPoSt
+ * `V1` and `V1_2`).
+ *
+ * - `circuit`: a Filecoin circuit (PoRep, WinningPoSt, WindowPoSt, SnapDeals); read during the
+ *   call only.
+ * - `out`, `out_cap`: a caller-owned buffer for the name and its NUL; written only on success.
+ * - `out_len`: receives the bytes written, the NUL included; on `CUZK_BUFFER_TOO_SMALL` the
+ *   bytes needed (so `(NULL, 0)` is a size query).
+ * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_UNKNOWN_CIRCUIT`, `CUZK_INVALID_ARGUMENT` (a synthetic
+ * circuit: it has no production parameters), `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a
+ * build without `porep`).
+ *
+ * Thread-safety: safe from any thread.
+ */
+cuzk_status cuzk_params_file_name(const struct cuzk_circuit *circuit,
+                                  char *out,
+                                  size_t out_cap,
+                                  size_t *out_len,
+                                  struct cuzk_error *err);
 
 /**
  * Waits until the parameters' points are decoded (at once unless they were

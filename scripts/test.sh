@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Rust (cargo test), C (c-tests under ASan+LSan+UBSan), Go
 # (go test -race with cgocheck2), plus the lint (shellcheck, gofmt, rustfmt,
-# clippy), the header, rustdoc and the link-line checks. Prints each step's
+# clippy), the header, rustdoc, the symbol and link-line checks of the
+# installed library and the link-beside programs. Prints each step's
 # duration when it ends and a table of them at the end (also on a failure).
 #
 #   ./scripts/test.sh
@@ -84,19 +85,32 @@ step rust-tests "cargo test --release $flags"
 # shellcheck disable=SC2086
 cargo test --release $flags
 
-step c-lib "build libcuzk.a and check the link line"
+# The C and Go tests link libcuzk.a as a host does: installed, through its cuzk.pc.
+prefix=$PWD/target/cuzk-prefix
+step c-lib "build libcuzk.a (only cuzk.h's functions global), install it into target/cuzk-prefix, check its link line"
 # shellcheck disable=SC2086
-scripts/build-lib.sh $flags
-scripts/check-link-line.sh
+scripts/install.sh --prefix "$prefix" $flags
+scripts/check-symbols.sh "$prefix/lib/libcuzk.a"
+scripts/check-link-line.sh "$prefix"
 
 step c-tests "c-tests under AddressSanitizer + LeakSanitizer + UBSan"
-make -C c-tests test
+make -C c-tests test PREFIX="$prefix"
+
+step link-beside "libcuzk.a and a second Rust staticlib (own runtime, blst 0.3.14) in one C and one Go program"
+scripts/link-beside.sh "$prefix"
 
 # cgocheck2 (full checks of pointers passed to C) is a GOEXPERIMENT since Go 1.21.
 goexp=cgocheck2
 case "$(go env GOVERSION)" in go1.1[0-9]|go1.1[0-9].*|go1.20|go1.20.*) goexp= ;; esac
 step go-tests "go vet, go test -race${goexp:+ (GOEXPERIMENT=$goexp)}"
-(cd go-bindings && go vet ./... && GOEXPERIMENT=$goexp go test -race -count=1 ./...)
+# Go caches a cgo package without asking pkg-config again (golang/go#24544): a
+# define naming the installed header and link line recompiles it when they change.
+stamp=$(cat "$prefix/lib/pkgconfig/cuzk.pc" "$prefix/include/cuzk.h" | cksum | cut -d' ' -f1)
+(
+  cd go-bindings
+  export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -DCUZK_INSTALL_STAMP=$stamp"
+  go vet ./... && GOEXPERIMENT=$goexp go test -race -count=1 -timeout 25m ./...
+)
 
 end_step
 echo

@@ -20,12 +20,14 @@ pub mod files;
 pub mod gpu;
 pub mod groth16;
 mod instances;
+pub mod log_sink;
 #[allow(unsafe_code)] // glibc's malloc tuning and counters
 pub mod mem;
 #[cfg(feature = "oracles")]
 pub mod oracles;
 pub mod params;
 pub mod pce;
+pub mod progress;
 pub mod witness;
 
 pub use error::{Error, Result};

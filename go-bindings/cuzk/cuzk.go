@@ -11,8 +11,9 @@
 // then Params, then Engine — so that calls in flight and Close waiting on
 // different handles can never deadlock one another.
 //
-// Link: build the static library first (scripts/build-lib.sh at the
-// repository root); see the README's "Linking from Go".
+// Link: install the static library first (scripts/install.sh at the
+// repository root) and build with PKG_CONFIG_PATH naming its lib/pkgconfig;
+// see the README's "Install and link".
 package cuzk
 
 import (

@@ -62,7 +62,7 @@ func TestStatusesMatchHeader(t *testing.T) {
 		StatusParamsIdentityDelta: "CUZK_PARAMS_IDENTITY_DELTA", StatusSynthesisFailed: "CUZK_SYNTHESIS_FAILED",
 		StatusUnsatisfied: "CUZK_UNSATISFIED", StatusVerificationFailed: "CUZK_VERIFICATION_FAILED",
 		StatusMalformedProof: "CUZK_MALFORMED_PROOF", StatusOverBudget: "CUZK_OVER_BUDGET", StatusCancelled: "CUZK_CANCELLED",
-		StatusGPU: "CUZK_GPU", StatusNoSuchDevice: "CUZK_NO_SUCH_DEVICE", StatusPanic: "CUZK_PANIC", StatusInternal: "CUZK_INTERNAL",
+		StatusGPU: "CUZK_GPU", StatusNoSuchDevice: "CUZK_NO_SUCH_DEVICE", StatusLoggerInUse: "CUZK_LOGGER_IN_USE", StatusPanic: "CUZK_PANIC", StatusInternal: "CUZK_INTERNAL",
 	}
 	for s, name := range want {
 		if !strings.HasPrefix(s.String(), name+":") {

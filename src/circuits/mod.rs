@@ -185,6 +185,25 @@ impl Circuit {
         }
     }
 
+    /// The file name of the circuit's production parameters in filecoin-proofs' parameter cache
+    /// (`v28-<param cache identifier>.params`, what filecoin-proofs' `cache_params_path` ends
+    /// in), e.g. `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a3….params`
+    /// for PoRep at 32 GiB. A synthetic circuit has none (`InvalidInput`).
+    pub fn params_file_name(&self) -> Result<String> {
+        match self {
+            Circuit::Synthetic { .. } => Err(Error::InvalidInput(format!(
+                "{} is a synthetic circuit: it has no production parameters (generate some)",
+                self.label()
+            ))),
+            #[cfg(feature = "porep")]
+            Circuit::Porep(s) => porep::params_file_name(*s),
+            #[cfg(feature = "porep")]
+            Circuit::Post(t) => post::params_file_name(*t),
+            #[cfg(feature = "porep")]
+            Circuit::Snap(s) => snap::params_file_name(*s),
+        }
+    }
+
     /// Groth16 proofs per request: one per partition (WindowPoSt: per partition of a
     /// request for one; one for all of them has as many as its sectors fill).
     pub fn partitions(&self) -> usize {
@@ -237,7 +256,7 @@ impl Circuit {
         if let Some(bytes) = self.extraction_bytes() {
             crate::mem::check_room(&format!("extracting the PCE of {}", self.label()), bytes)?;
         }
-        pce::extract(self.blank()?)
+        pce::extract_logged(self.blank()?, format!("extracting the PCE of {}", self.label()))
     }
 
     /// The most host memory extracting this circuit's PCE takes, where it can be more than a

@@ -30,6 +30,7 @@ mod circuit;
 mod device;
 mod engine;
 mod handles;
+mod log;
 mod mem;
 mod params;
 mod pce;
@@ -40,6 +41,7 @@ mod tests;
 
 use std::ffi::c_char;
 
+pub use self::log::*;
 pub use aggregate::*;
 pub use cancel::*;
 pub use circuit::{cuzk_circuit, cuzk_circuit_kind, cuzk_proof_len, cuzk_request_proof_len, CUZK_MAX_SYNTHETIC_SIZE};

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::boundary::{arg_out, arg_path, arg_ref};
+use super::boundary::{arg_out, arg_path, arg_ref, copy_out};
 use super::circuit::{circuit_from_c, cuzk_circuit};
 use super::handles::Handles;
 use super::status::{cuzk_error, cuzk_status, cuzk_status::*, Failure, FfiResult};
@@ -157,6 +157,54 @@ pub unsafe extern "C" fn cuzk_params_generate(
         let h = generate(circuit, &path, seed)?;
         out.write(HANDLES.insert(h));
         Ok(())
+    })
+}
+
+/// Writes the file name of `circuit`'s production parameters, as filecoin-proofs names it in
+/// its parameter cache (filecoin-proofs' own `parameter_id` of the circuit's parameter cache
+/// identifier; what its `cache_params_path` ends in), NUL-terminated: e.g.
+/// `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a3….params`
+/// for PoRep at 32GiB, `v28-proof-of-spacetime-fallback-….params` for PoSt,
+/// `v28-empty-sector-update-merkletree-….params` for SnapDeals. The directory is the host's to
+/// choose (filecoin-ffi's is `FIL_PROOFS_PARAMETER_CACHE`, else
+/// `/var/tmp/filecoin-proof-parameters`); the verifying key is the same stem with `.vk`. One
+/// file serves every registered proof of a circuit (PoRep's three seal variants; WindowPoSt
+/// `V1` and `V1_2`).
+///
+/// - `circuit`: a Filecoin circuit (PoRep, WinningPoSt, WindowPoSt, SnapDeals); read during the
+///   call only.
+/// - `out`, `out_cap`: a caller-owned buffer for the name and its NUL; written only on success.
+/// - `out_len`: receives the bytes written, the NUL included; on `CUZK_BUFFER_TOO_SMALL` the
+///   bytes needed (so `(NULL, 0)` is a size query).
+/// - `err`: NULL or a caller-owned `cuzk_error`, always written.
+///
+/// Errors: `CUZK_NULL_ARGUMENT`, `CUZK_UNKNOWN_CIRCUIT`, `CUZK_INVALID_ARGUMENT` (a synthetic
+/// circuit: it has no production parameters), `CUZK_BUFFER_TOO_SMALL`, `CUZK_UNSUPPORTED` (a
+/// build without `porep`).
+///
+/// Thread-safety: safe from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn cuzk_params_file_name(
+    circuit: *const cuzk_circuit,
+    out: *mut c_char,
+    out_cap: usize,
+    out_len: *mut usize,
+    err: *mut cuzk_error,
+) -> cuzk_status {
+    ffi_boundary!(err, {
+        let circuit = circuit_from_c(arg_ref(circuit, "circuit")?)?;
+        let out_len = arg_out(out_len, "out_len")?;
+        let mut name = circuit.params_file_name()?.into_bytes();
+        name.push(0);
+        if out_cap < name.len() {
+            out_len.write(name.len());
+            return Err(Failure::new(
+                CUZK_BUFFER_TOO_SMALL,
+                format!("the name takes {} bytes with its NUL, the buffer has {out_cap}", name.len()),
+            ));
+        }
+        let out = arg_out(out, "out")?;
+        copy_out(&name, name.len(), out.cast(), out_len)
     })
 }
 

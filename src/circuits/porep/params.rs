@@ -6,15 +6,17 @@ use std::path::Path;
 
 use bellperson::groth16::VerifyingKey;
 use blstrs::Bls12;
+use storage_proofs_core::parameter_cache::parameter_id;
 
 use super::circuit::param_cache_identifier;
 use super::sizes::PorepSize;
 use crate::{Error, Result};
 
 /// The file name filecoin-proofs gives `size`'s parameters in its parameter cache
-/// (`v28-<param cache identifier>.params`); the `.vk` file has the same stem.
+/// (`v28-<param cache identifier>.params`, by its own `parameter_id`); the `.vk` file has the
+/// same stem.
 pub fn params_file_name(size: PorepSize) -> Result<String> {
-    Ok(format!("v{}-{}.params", storage_proofs_core::parameter_cache::VERSION, param_cache_identifier(size)?))
+    Ok(parameter_id(&param_cache_identifier(size)?))
 }
 
 /// Reads a Filecoin `.vk` file (bellperson `VerifyingKey::write` format).

@@ -16,12 +16,14 @@
 //! - `request`: a parsed request's partitions and public inputs;
 //! - `verifier`: a partition's public inputs from its own sectors and index;
 //! - `post_type`: the circuit's kind and sector size, its registered proof and parameters;
+//! - `params`: the file name of its parameters in filecoin-proofs' parameter cache;
 //! - `shape`: the tree shapes PoSt uses.
 //!
 //! This file only names the modules and re-exports the public API.
 
 mod circuit;
 mod input;
+mod params;
 mod post_type;
 mod request;
 mod shape;
@@ -29,6 +31,7 @@ mod verifier;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, PostCircuit};
 pub use input::{PostInput, INPUT_MAGIC, INPUT_VERSION};
+pub use params::params_file_name;
 pub use post_type::{PostKind, PostType};
 pub(crate) use request::proof_len_of;
 pub use request::PostRequest;

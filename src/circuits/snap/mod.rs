@@ -13,17 +13,20 @@
 //! - `circuit`: the partition circuit (tree shape erased), its id, its blank form;
 //! - `request`: a parsed request's partitions and public inputs;
 //! - `sizes`: a sector size's registered update proof and partition count;
+//! - `params`: the file name of its parameters in filecoin-proofs' parameter cache;
 //! - `shape`: the tree shapes SnapDeals uses.
 //!
 //! This file only names the modules and re-exports the public API.
 
 mod circuit;
 mod input;
+mod params;
 mod request;
 mod shape;
 mod sizes;
 
 pub use circuit::{blank_circuit, circuit_id, param_cache_identifier, SnapCircuit};
 pub use input::SnapInput;
+pub use params::params_file_name;
 pub use request::SnapRequest;
 pub use sizes::{partitions, registered_proof};
