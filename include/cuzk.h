@@ -15,6 +15,7 @@
 #ifndef CUZK_H
 #define CUZK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #define CUZK_VERSION "0.1.0"
@@ -902,6 +903,31 @@ struct cuzk_timings {
   uint32_t device;
 };
 
+/**
+ * One sealed sector, as its seal's verifier takes it (`SealVerifyInfo` less the proof).
+ */
+struct cuzk_sealed_sector {
+  uint8_t comm_r[32];
+  uint8_t comm_d[32];
+  uint64_t sector_id;
+  /**
+   * The ticket (`SealVerifyInfo.Randomness`).
+   */
+  uint8_t ticket[32];
+  /**
+   * The interactive seed (`SealVerifyInfo.InteractiveRandomness`).
+   */
+  uint8_t seed[32];
+};
+
+/**
+ * One challenged sector of a PoSt.
+ */
+struct cuzk_post_sector {
+  uint64_t sector_id;
+  uint8_t comm_r[32];
+};
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1515,6 +1541,100 @@ cuzk_status cuzk_verify(const struct cuzk_params *params,
  * safe from any thread.
  */
 const char *cuzk_status_str(uint32_t status);
+
+/**
+ * Verifies one sector's seal proof (filecoin-proofs-api's `seal::verify_seal`, as
+ * filecoin-ffi's `VerifySeal`).
+ *
+ * - `registered_proof`: NUL-terminated, as filecoin-proofs-api names it (e.g.
+ *   `"StackedDrg32GiBV1_1"`); read during the call.
+ * - `prover_id`: the 32-byte prover id; `sector`: the sector; `proof`, `proof_len`: its C2
+ *   output. All borrowed for the call only.
+ * - `valid`: receives the verdict on success.
+ * - `err`: NULL or a caller-owned `cuzk_error`, always written.
+ *
+ * Errors: `CUZK_NULL_ARGUMENT`, `CUZK_INVALID_ARGUMENT` (an unknown registered proof,
+ * anything filecoin-proofs refuses, a verifying key it cannot find), `CUZK_UNSUPPORTED` (a
+ * build without `porep`).
+ * Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_verify_seal(const char *registered_proof,
+                             const uint8_t (*prover_id)[32],
+                             const struct cuzk_sealed_sector *sector,
+                             const uint8_t *proof,
+                             size_t proof_len,
+                             bool *valid,
+                             struct cuzk_error *err);
+
+/**
+ * Verifies a SnarkPack aggregate of sectors' seals (filecoin-proofs-api's
+ * `seal::verify_aggregate_seal_commit_proofs` with each sector's `get_seal_inputs`, as
+ * filecoin-ffi's `VerifyAggregateSeals`); the SRS is read from the parameter cache too.
+ *
+ * - `registered_proof`: NUL-terminated, as for `cuzk_verify_seal`.
+ * - `version`: a `cuzk_snarkpack_version`.
+ * - `prover_id`: the 32-byte prover id of every sector.
+ * - `sectors`, `sectors_len`: the sectors, in the aggregate's order (at least one).
+ * - `aggregate`, `aggregate_len`: the aggregate. All read during the call only.
+ * - `valid`, `err`: as for `cuzk_verify_seal`.
+ *
+ * Errors: as `cuzk_verify_seal`, and `CUZK_INVALID_ARGUMENT` for an unknown version or no
+ * sectors. Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_verify_aggregate_seals(const char *registered_proof,
+                                        uint32_t version,
+                                        const uint8_t (*prover_id)[32],
+                                        const struct cuzk_sealed_sector *sectors,
+                                        size_t sectors_len,
+                                        const uint8_t *aggregate,
+                                        size_t aggregate_len,
+                                        bool *valid,
+                                        struct cuzk_error *err);
+
+/**
+ * Verifies a WinningPoSt or a WindowPoSt of every partition (by `registered_proof`'s kind:
+ * filecoin-proofs-api's `post::verify_winning_post` or `post::verify_window_post`, as
+ * filecoin-ffi's `VerifyWinningPoSt` and `VerifyWindowPoSt`).
+ *
+ * - `registered_proof`: NUL-terminated PoSt proof name (e.g. `"StackedDrgWindow32GiBV1_2"`).
+ * - `randomness`, `prover_id`: 32 bytes each.
+ * - `sectors`, `sectors_len`: the challenged sectors (a sector id listed twice counts once).
+ * - `proof`, `proof_len`: the proof bytes (every partition's, in order). All read during the
+ *   call only.
+ * - `valid`, `err`: as for `cuzk_verify_seal`.
+ *
+ * Errors: as `cuzk_verify_seal`. Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_verify_post(const char *registered_proof,
+                             const uint8_t (*randomness)[32],
+                             const uint8_t (*prover_id)[32],
+                             const struct cuzk_post_sector *sectors,
+                             size_t sectors_len,
+                             const uint8_t *proof,
+                             size_t proof_len,
+                             bool *valid,
+                             struct cuzk_error *err);
+
+/**
+ * Verifies a SnapDeals update proof (filecoin-proofs-api's
+ * `update::verify_empty_sector_update_proof`, as filecoin-ffi's
+ * `SectorUpdate.VerifyUpdateProof`).
+ *
+ * - `registered_proof`: NUL-terminated update proof name (e.g. `"StackedDrg32GiBV1"`).
+ * - `comm_r_old`, `comm_r_new`, `comm_d_new`: 32 bytes each.
+ * - `proof`, `proof_len`: every partition's proof. All read during the call only.
+ * - `valid`, `err`: as for `cuzk_verify_seal`.
+ *
+ * Errors: as `cuzk_verify_seal`. Thread-safety: safe from many threads at once.
+ */
+cuzk_status cuzk_verify_update(const char *registered_proof,
+                               const uint8_t (*comm_r_old)[32],
+                               const uint8_t (*comm_r_new)[32],
+                               const uint8_t (*comm_d_new)[32],
+                               const uint8_t *proof,
+                               size_t proof_len,
+                               bool *valid,
+                               struct cuzk_error *err);
 
 #ifdef __cplusplus
 }  // extern "C"

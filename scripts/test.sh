@@ -105,11 +105,13 @@ case "$(go env GOVERSION)" in go1.1[0-9]|go1.1[0-9].*|go1.20|go1.20.*) goexp= ;;
 step go-tests "go vet, go test -race${goexp:+ (GOEXPERIMENT=$goexp)}"
 # Go caches a cgo package without asking pkg-config again (golang/go#24544): a
 # define naming the installed header and link line recompiles it when they change.
+# The tag linkbeside links package filecoin's test binary (every filecoin-ffi
+# call proven and verified) beside the second Rust staticlib link-beside built.
 stamp=$(cat "$prefix/lib/pkgconfig/cuzk.pc" "$prefix/include/cuzk.h" | cksum | cut -d' ' -f1)
 (
   cd go-bindings
   export PKG_CONFIG_PATH="$prefix/lib/pkgconfig" CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -DCUZK_INSTALL_STAMP=$stamp"
-  go vet ./... && GOEXPERIMENT=$goexp go test -race -count=1 -timeout 25m ./...
+  go vet -tags linkbeside ./... && GOEXPERIMENT=$goexp go test -tags linkbeside -race -count=1 -timeout 25m ./...
 )
 
 end_step

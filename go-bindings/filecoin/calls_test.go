@@ -47,10 +47,25 @@ func TestSealCommitPhase2(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(t, p, porep, synthetic, circuit)
+	head, spt, _, _ := c1Of(c1)
+	sealVerify := proof.SealVerifyInfo{
+		SealProof: spt, SectorID: abi.SectorID{Miner: fixtureMiner, Number: sector},
+		Randomness: head.Ticket[:], InteractiveRandomness: head.Seed[:], Proof: seal,
+		SealedCID: sealedCID(t, head.CommR), UnsealedCID: unsealedCID(t, head.CommD),
+	}
+	verdictIs(t, "VerifySeal", true)(VerifySeal(sealVerify))
+	other := sealVerify
+	other.Number++
+	verdictIs(t, "VerifySeal of another sector", false)(VerifySeal(other))
+	synthHead, synthSpt, _, _ := c1Of(synthetic)
+	verdictIs(t, "VerifySeal of SyntheticPoRep", true)(VerifySeal(proof.SealVerifyInfo{
+		SealProof: synthSpt, SectorID: abi.SectorID{Miner: fixtureMiner, Number: c1Sector(t, synthetic)},
+		Randomness: synthHead.Ticket[:], InteractiveRandomness: synthHead.Seed[:], Proof: circuit,
+		SealedCID: sealedCID(t, synthHead.CommR), UnsealedCID: unsealedCID(t, synthHead.CommD),
+	}))
 
 	// Aggregation does not check what a proof proves (the verifier does):
 	// the one proof stands in for two sectors' here.
-	head, _, _, _ := c1Of(c1)
 	sealInfo := proof.AggregateSealVerifyInfo{
 		Number: sector, SealedCID: sealedCID(t, head.CommR), UnsealedCID: unsealedCID(t, head.CommD),
 		InteractiveRandomness: head.Seed[:], Randomness: head.Ticket[:],
@@ -73,9 +88,17 @@ func TestSealCommitPhase2(t *testing.T) {
 	}
 	v1 := info
 	v1.AggregateProof = abi.RegisteredAggregationProof_SnarkPackV1
-	if other, err := p.AggregateSealProofs(v1, seals); err != nil || bytes.Equal(other, agg) {
+	aggV1, err := p.AggregateSealProofs(v1, seals)
+	if err != nil || bytes.Equal(aggV1, agg) {
 		t.Fatalf("SnarkPack v1: %v", err)
 	}
+	// The same sector twice is a valid aggregate of two seals.
+	info.Proof, v1.Proof = agg, aggV1
+	verdictIs(t, "VerifyAggregateSeals", true)(VerifyAggregateSeals(info))
+	verdictIs(t, "VerifyAggregateSeals v1", true)(VerifyAggregateSeals(v1))
+	v1.Proof = agg
+	verdictIs(t, "VerifyAggregateSeals of a v2 aggregate as v1", false)(VerifyAggregateSeals(v1))
+	info.Proof = nil
 	for name, bad := range map[string]func(*proof.AggregateSealVerifyProofAndInfos){
 		"a V1 seal proof": func(i *proof.AggregateSealVerifyProofAndInfos) {
 			i.SealProof = abi.RegisteredSealProof_StackedDrg2KiBV1
@@ -176,6 +199,10 @@ func TestWinningPoSt(t *testing.T) {
 		}
 		verify(t, p, cuzk.WinningPost("2KiB"), input, res[0].ProofBytes)
 	}
+	winning := proof.WinningPoStVerifyInfo{Randomness: f.randomness, Proofs: results[0], ChallengedSectors: challenged(t, f), Prover: fixtureMiner}
+	verdictIs(t, "VerifyWinningPoSt", true)(VerifyWinningPoSt(winning))
+	winning.Randomness = append(abi.PoStRandomness{f.randomness[0] ^ 1}, f.randomness[1:]...)
+	verdictIs(t, "VerifyWinningPoSt of other randomness", false)(VerifyWinningPoSt(winning))
 	window := abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1
 	for name, call := range map[string]func() error{
 		"two vanilla proofs": func() error {
@@ -228,6 +255,12 @@ func TestWindowPoSt(t *testing.T) {
 		t.Fatalf("%+v, %v", whole, err)
 	}
 	verify(t, p, window, all, whole[0].ProofBytes)
+	windowInfo := proof.WindowPoStVerifyInfo{Randomness: f.randomness, Proofs: whole, ChallengedSectors: challenged(t, f), Prover: fixtureMiner}
+	verdictIs(t, "VerifyWindowPoSt", true)(VerifyWindowPoSt(windowInfo))
+	windowInfo.Proofs = []proof.PoStProof{*merged}
+	verdictIs(t, "VerifyWindowPoSt of the merged partitions", true)(VerifyWindowPoSt(windowInfo))
+	windowInfo.Randomness = append(abi.PoStRandomness{f.randomness[0] ^ 1}, f.randomness[1:]...)
+	verdictIs(t, "VerifyWindowPoSt of other randomness", false)(VerifyWindowPoSt(windowInfo))
 	if _, err := MergeWindowPoStPartitionProofs(abi.RegisteredPoStProof_StackedDrgWinning2KiBV1, []PartitionProof{*part}); err == nil {
 		t.Fatal("a WinningPoSt merged")
 	}
@@ -255,6 +288,10 @@ func TestUpdateProof(t *testing.T) {
 		t.Fatalf("%d bytes", len(proofBytes))
 	}
 	verify(t, p, cuzk.SnapDeals("2KiB"), input, proofBytes)
+	update := proof.ReplicaUpdateInfo{UpdateProofType: up, OldSealedSectorCID: oldR, NewSealedSectorCID: newR, NewUnsealedSectorCID: newD, Proof: proofBytes}
+	verdictIs(t, "VerifyUpdateProof", true)(SectorUpdate.VerifyUpdateProof(update))
+	update.OldSealedSectorCID, update.NewSealedSectorCID = newR, oldR
+	verdictIs(t, "VerifyUpdateProof of swapped commitments", false)(SectorUpdate.VerifyUpdateProof(update))
 	if _, err := p.GenerateUpdateProofWithVanilla(up, newD, newR, newD, vanilla); err == nil {
 		t.Fatal("an unsealed CID as comm_r_old")
 	}

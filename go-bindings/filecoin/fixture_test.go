@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
 	"github.com/ipfs/go-cid"
 
 	"github.com/cuzk/cuzk/go-bindings/cuzk"
@@ -68,6 +70,11 @@ func makeParamsCache(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// filecoin-proofs' verifiers (VerifySeal…) read their keys from here,
+	// once per process: set before the library first runs them.
+	if err := os.Setenv("FIL_PROOFS_PARAMETER_CACHE", cache); err != nil {
+		return cache, err
+	}
 	for file, c := range map[string]cuzk.Circuit{
 		"porep-2k.params": cuzk.Porep("2KiB"), "winning-post-2k.params": cuzk.WinningPost("2KiB"),
 		"window-post-2k.params": cuzk.WindowPost("2KiB"), "snap-2k.params": cuzk.SnapDeals("2KiB"),
@@ -77,6 +84,9 @@ func makeParamsCache(dir string) (string, error) {
 			return cache, err
 		}
 		if err := place(filepath.Join(dir, file), filepath.Join(cache, name)); err != nil {
+			return cache, err
+		}
+		if err := writeVK(filepath.Join(cache, name)); err != nil {
 			return cache, err
 		}
 		if _, err := os.Stat(filepath.Join(dir, file+".cuzk-srs")); err == nil {
@@ -91,6 +101,57 @@ func makeParamsCache(dir string) (string, error) {
 		return cache, err
 	}
 	return cache, srs.Close()
+}
+
+// writeVK writes the verifying key of the .params file params beside it
+// (".vk"), where filecoin-proofs' verifiers look: bellperson's
+// Parameters::write begins with VerifyingKey::write, so the key is the file's
+// prefix: α, β in G1, β, γ in G2, δ in G1 and G2 (864 bytes), then a
+// big-endian u32 count of IC points of 96 bytes each.
+func writeVK(params string) error {
+	f, err := os.Open(params)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 868)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return err
+	}
+	vk := make([]byte, 868+96*int(binary.BigEndian.Uint32(head[864:])))
+	if _, err := f.ReadAt(vk, 0); err != nil {
+		return err
+	}
+	return os.WriteFile(strings.TrimSuffix(params, ".params")+".vk", vk, 0o644)
+}
+
+// challenged is the sectors a PoSt fixture's vanilla proofs are of (each
+// encoding begins with its sector id, little-endian, and comm_r), sealed with
+// the 2 KiB V1_1 seal proof.
+func challenged(t testing.TB, f postFixture) []proof.SectorInfo {
+	t.Helper()
+	var sectors []proof.SectorInfo
+	for _, v := range f.vanilla {
+		var r [32]byte
+		copy(r[:], v[8:40])
+		sectors = append(sectors, proof.SectorInfo{
+			SealProof:    abi.RegisteredSealProof_StackedDrg2KiBV1_1,
+			SectorNumber: abi.SectorNumber(binary.LittleEndian.Uint64(v)), SealedCID: sealedCID(t, r),
+		})
+	}
+	return sectors
+}
+
+// verdictIs fails t unless a Verify call's result is want (true: valid and no
+// error; false: not valid, an error allowed, as filecoin-proofs refuses some
+// bad inputs).
+func verdictIs(t *testing.T, what string, want bool) func(bool, error) {
+	return func(valid bool, err error) {
+		t.Helper()
+		if valid != want || (want && err != nil) {
+			t.Fatalf("%s: valid %v (%v), want %v", what, valid, err, want)
+		}
+	}
 }
 
 // place hard-links from to to, or copies it.

@@ -107,14 +107,9 @@ func (p *Prover) AggregateSealProofs(aggregateInfo proof.AggregateSealVerifyProo
 	if err != nil {
 		return nil, err
 	}
-	var version cuzk.SnarkPackVersion
-	switch aggregateInfo.AggregateProof {
-	case abi.RegisteredAggregationProof_SnarkPackV1:
-		version = cuzk.SnarkPackV1
-	case abi.RegisteredAggregationProof_SnarkPackV2:
-		version = cuzk.SnarkPackV2
-	default:
-		return nil, fmt.Errorf("no mapping to abi.RegisteredAggregationProof value available for: %v", aggregateInfo.AggregateProof)
+	version, err := snarkPackVersion(aggregateInfo.AggregateProof)
+	if err != nil {
+		return nil, err
 	}
 	if len(proofs) != len(aggregateInfo.Infos) {
 		return nil, fmt.Errorf("filecoin: %d proofs for %d seal infos", len(proofs), len(aggregateInfo.Infos))

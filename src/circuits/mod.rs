@@ -7,6 +7,7 @@
 #[cfg(feature = "porep")]
 #[macro_use]
 mod filecoin;
+pub mod filecoin_verify;
 #[cfg(feature = "porep")]
 mod frame;
 pub mod mimc_chain;

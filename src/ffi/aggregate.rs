@@ -124,7 +124,7 @@ pub unsafe extern "C" fn cuzk_agg_srs_free(srs: *mut cuzk_agg_srs) {
     })
 }
 
-fn version_of(v: u32) -> FfiResult<Version> {
+pub(super) fn version_of(v: u32) -> FfiResult<Version> {
     match v {
         v if v == cuzk_snarkpack_version::CUZK_SNARKPACK_V1 as u32 => Ok(Version::V1),
         v if v == cuzk_snarkpack_version::CUZK_SNARKPACK_V2 as u32 => Ok(Version::V2),

@@ -38,6 +38,7 @@ mod prove;
 mod status;
 #[cfg(test)]
 mod tests;
+mod verify;
 
 use std::ffi::c_char;
 
@@ -52,6 +53,7 @@ pub use params::*;
 pub use pce::*;
 pub use prove::*;
 pub use status::*;
+pub use verify::*;
 
 /// The library version, `"MAJOR.MINOR.PATCH"` (equal to `CUZK_VERSION` in the
 /// header it was built with).
