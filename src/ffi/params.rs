@@ -67,7 +67,7 @@ pub fn generate(circuit: Circuit, path: &Path, seed: u64) -> FfiResult<cuzk_para
     let seed = if seed == 0 { rand::random::<u64>() | 1 } else { seed };
     // Whatever was loaded from this path before is stale now.
     srs::unload(path);
-    drop(generate_params(&pce, path, seed)?);
+    drop(generate_params(&pce, path, seed, None)?);
     drop(pce);
     load_params(path, LoadOptions::default())
 }

@@ -166,4 +166,22 @@ extern "C" {
         out: *mut *mut c_void,
     ) -> sppark::Error;
     pub(crate) fn cuzk_scalars_free(v: *mut c_void);
+    /// `out[i] = scalars[i]·P` for `i < n` (cuda/fixed_base.cu), `table` P's window table of
+    /// `ceil(255 / window)·(2^window − 1)` points, the scalars canonical (not Montgomery).
+    pub(crate) fn cuzk_g1_fixed_base(
+        device_id: i32,
+        out: *mut G1Affine,
+        table: *const G1Affine,
+        window: u32,
+        scalars: *const FrBits,
+        n: usize,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_g2_fixed_base(
+        device_id: i32,
+        out: *mut G2Affine,
+        table: *const G2Affine,
+        window: u32,
+        scalars: *const FrBits,
+        n: usize,
+    ) -> sppark::Error;
 }

@@ -26,6 +26,8 @@ mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 #[cfg(feature = "cuda")]
+mod fixed_base;
+#[cfg(feature = "cuda")]
 mod msm;
 #[cfg(feature = "cuda")]
 mod ntt;
@@ -46,6 +48,8 @@ pub use device::{
 };
 #[cfg(feature = "cuda")]
 pub use error::{GpuError, Result};
+#[cfg(feature = "cuda")]
+pub use fixed_base::{fixed_base, fixed_base_table_len, FixedBasePoint};
 #[cfg(feature = "cuda")]
 pub use msm::{msm_g1_host, msm_g2_host, ResidentG1, ResidentG2};
 #[cfg(feature = "cuda")]

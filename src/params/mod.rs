@@ -4,6 +4,7 @@
 //! structurally valid (unsound) ones for tests.
 
 mod cache;
+mod encode;
 mod file;
 #[allow(unsafe_code)] // points as the bytes they are in memory, for the cache
 mod raw;
@@ -11,6 +12,7 @@ pub mod setup;
 pub mod srs;
 
 pub use cache::{path_of as cache_path, wait_for_writes as wait_for_cache_writes};
+pub use encode::write_params;
 pub use file::{decode_params, read_params};
 pub use srs::{LoadOptions, Srs};
 
@@ -25,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::pce::Pce;
 use crate::Result;
-use setup::setup;
+use setup::setup_on;
 
 /// Distinct points in a dummy query; longer queries repeat them. Computing every point of a
 /// 2^27-row circuit's queries took minutes; copies take seconds, and an MSM costs the same
@@ -88,17 +90,13 @@ pub fn dummy_params(pce: &Pce, seed: u64) -> Parameters<Bls12> {
     }
 }
 
-/// Generates real (sound) parameters for the circuit of `pce` ([`setup()`]: bellperson's
-/// generator's output for `seed`, in seconds) and writes them to `path` whole or not at all
-/// ([`crate::files::write_atomically`]). For demos and tests: the 64-bit seed is the whole trapdoor.
-pub fn generate_params(pce: &Pce, path: &Path, seed: u64) -> Result<Parameters<Bls12>> {
-    let params = setup(pce, seed)?;
-    let len = srs::params_bytes(&params);
-    crate::files::write_atomically(path, len, |f| {
-        let mut f = std::io::BufWriter::with_capacity(1 << 22, f);
-        params.write(&mut f)?;
-        std::io::Write::flush(&mut f)
-    })?;
+/// Generates real (sound) parameters for the circuit of `pce` ([`setup::setup_on`]: bellperson's
+/// generator's output for `seed`, in seconds; its products on CUDA device `device` when given)
+/// and writes them to `path` whole or not at all ([`write_params`]). For demos and tests: the
+/// 64-bit seed is the whole trapdoor.
+pub fn generate_params(pce: &Pce, path: &Path, seed: u64, device: Option<usize>) -> Result<Parameters<Bls12>> {
+    let params = setup_on(pce, seed, device)?;
+    write_params(&params, path)?;
     Ok(params)
 }
 

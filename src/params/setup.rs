@@ -12,7 +12,7 @@ use std::ops::AddAssign;
 use std::sync::Arc;
 
 use bellperson::groth16::{Parameters, VerifyingKey};
-use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -88,17 +88,47 @@ where
         acc
     }
 
-    /// `s·P` for every `s`, in affine form, on every core.
-    fn mul_all(&self, scalars: &[Scalar], progress: &Progress) -> Vec<G::AffineRepr> {
+    /// `s·P` for every `s`, in affine form: on `device` when given, else on every core.
+    fn mul_all(&self, scalars: &[Scalar], device: Option<usize>, progress: &Progress) -> Result<Vec<G::AffineRepr>>
+    where
+        G::AffineRepr: OnDevice,
+    {
+        if let Some(id) = device {
+            let out = G::AffineRepr::products(id, &self.table, self.window, scalars)?;
+            progress.add(scalars.len() as u64);
+            return Ok(out);
+        }
         let mut out = vec![G::AffineRepr::default(); scalars.len()];
         out.par_chunks_mut(CHUNK).zip(scalars.par_chunks(CHUNK)).for_each(|(out, s)| {
             let proj: Vec<G> = s.iter().map(|s| self.mul(s)).collect();
             G::batch_normalize(&proj, out);
             progress.add(s.len() as u64);
         });
-        out
+        Ok(out)
     }
 }
+
+/// The fixed-base products of a point type on a GPU (`gpu::fixed_base`); an error in a build
+/// without the `cuda` feature.
+trait OnDevice: Sized {
+    fn products(device: usize, table: &[Self], window: usize, scalars: &[Scalar]) -> Result<Vec<Self>>;
+}
+
+macro_rules! on_device {
+    ($($affine:ty),*) => {$(
+        impl OnDevice for $affine {
+            #[cfg(feature = "cuda")]
+            fn products(device: usize, table: &[Self], window: usize, scalars: &[Scalar]) -> Result<Vec<Self>> {
+                Ok(crate::gpu::fixed_base(device, table, window, scalars)?)
+            }
+            #[cfg(not(feature = "cuda"))]
+            fn products(device: usize, _: &[Self], _: usize, _: &[Scalar]) -> Result<Vec<Self>> {
+                Err(crate::gpu::no_device(device))
+            }
+        }
+    )*};
+}
+on_device!(G1Affine, G2Affine);
 
 /// Every column's `Σ coefficient·L_row(τ)` over the rows of `m`: the QAP polynomial of
 /// each variable evaluated at τ. Each core takes a range of columns and reads every row.
@@ -139,11 +169,12 @@ fn query<G>(
     t: &[Scalar],
     present: impl Fn(usize) -> bool + Sync,
     name: &str,
+    device: Option<usize>,
     progress: &Progress,
 ) -> Result<Vec<G::AffineRepr>>
 where
     G: Curve + Group<Scalar = Scalar> + Send + Sync + for<'a> AddAssign<&'a G::AffineRepr>,
-    G::AffineRepr: Copy + Default + Send + Sync,
+    G::AffineRepr: Copy + Default + Send + Sync + OnDevice,
 {
     if let Some(col) = (0..t.len()).into_par_iter().find_first(|&i| present(i) == bool::from(t[i].is_zero())) {
         return Err(Error::Synthesis(format!(
@@ -153,7 +184,7 @@ where
         )));
     }
     let kept: Vec<Scalar> = t.iter().copied().filter(|t| !t.is_zero_vartime()).collect();
-    Ok(table.mul_all(&kept, progress))
+    table.mul_all(&kept, device, progress)
 }
 
 /// About the bytes [`setup`] holds at its peak for `pce`.
@@ -166,6 +197,15 @@ pub fn setup_bytes(pce: &Pce) -> u64 {
 /// Real parameters for the circuit of `pce`, with the trapdoor drawn from `seed` as
 /// bellperson's `generate_random_parameters` draws it from `ChaCha20Rng::seed_from_u64(seed)`.
 pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
+    setup_on(pce, seed, None)
+}
+
+/// [`setup`] with the fixed-base products (nearly all its work at 100M+ constraints) on CUDA
+/// device `device` when given: the same bytes as on the host.
+pub fn setup_on(pce: &Pce, seed: u64, device: Option<usize>) -> Result<Parameters<Bls12>> {
+    if let Some(id) = device {
+        crate::gpu::check_device(id as u32)?;
+    }
     mem::check_room("generating the parameters", setup_bytes(pce))?;
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let g1 = G1Projective::random(&mut rng);
@@ -199,7 +239,7 @@ pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
     });
     let t_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
     let h_exps: Vec<Scalar> = lagrange[..m - 1].par_iter().map(|p| p * t_over_delta).collect();
-    let h = g1_table.mul_all(&h_exps, &progress);
+    let h = g1_table.mul_all(&h_exps, device, &progress)?;
     drop(h_exps);
 
     // The powers of τ become L_j(τ), the Lagrange basis at τ; then each variable's A, B, C at τ.
@@ -211,15 +251,15 @@ pub fn setup(pce: &Pce, seed: u64) -> Result<Parameters<Bls12>> {
     let ext = |range: std::ops::Range<usize>, inv: Scalar| -> Vec<Scalar> {
         range.into_par_iter().map(|i| (beta * at[i] + alpha * bt[i] + ct[i]) * inv).collect()
     };
-    let ic = g1_table.mul_all(&ext(0..ni, gamma_inv), &progress);
-    let l = g1_table.mul_all(&ext(ni..n, delta_inv), &progress);
+    let ic = g1_table.mul_all(&ext(0..ni, gamma_inv), device, &progress)?;
+    let l = g1_table.mul_all(&ext(ni..n, delta_inv), device, &progress)?;
     if let Some(col) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!("aux variable {col} is unconstrained")));
     }
-    let a = query(&g1_table, &at, |i| i < ni || d.a_aux.get(i - ni), "A", &progress)?;
+    let a = query(&g1_table, &at, |i| i < ni || d.a_aux.get(i - ni), "A", device, &progress)?;
     let b_present = &|i: usize| if i < ni { d.b_input.get(i) } else { d.b_aux.get(i - ni) };
-    let b_g1 = query(&g1_table, &bt, b_present, "B", &progress)?;
-    let b_g2 = query(&g2_table, &bt, b_present, "B (G2)", &progress)?;
+    let b_g1 = query(&g1_table, &bt, b_present, "B", device, &progress)?;
+    let b_g2 = query(&g2_table, &bt, b_present, "B (G2)", device, &progress)?;
     progress.finish();
 
     let (g1, g2) = (g1.to_affine(), g2.to_affine());
@@ -251,6 +291,83 @@ mod tests {
                 assert_eq!(t1.mul(s), g1 * s, "G1, window {window}");
                 assert_eq!(t2.mul(s), g2 * s, "G2, window {window}");
             }
+        }
+    }
+
+    /// The fixed-base products and a whole setup on CUDA device 0 equal the host's, byte for
+    /// byte (skipped without a device).
+    #[cfg(feature = "cuda")]
+    mod gpu {
+        use super::*;
+        use crate::circuits::{Family, Synthetic};
+        use crate::pce::extract;
+
+        fn have_gpu(test: &str) -> bool {
+            let n = crate::gpu::device_count();
+            if n == 0 {
+                eprintln!("{test}: skipped, no CUDA device");
+            }
+            n > 0
+        }
+
+        fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let mut s = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(u64::MAX), Scalar::ONE.double()];
+            s.extend((s.len()..n).map(|_| Scalar::random(&mut rng)));
+            s
+        }
+
+        #[test]
+        fn fixed_base_products_equal_the_hosts() {
+            if !have_gpu("fixed_base_products_equal_the_hosts") {
+                return;
+            }
+            let progress = Progress::start("test", "points", None);
+            let mut rng = ChaCha20Rng::seed_from_u64(9);
+            let (g1, g2) = (G1Projective::random(&mut rng), G2Projective::random(&mut rng));
+            for (window, n) in [(4, 1000), (5, 777), (8, 4099), (13, 300), (16, 1 << 12)] {
+                let s = scalars(n, window as u64);
+                let t1 = FixedBase::with_window(g1, window);
+                assert_eq!(
+                    t1.mul_all(&s, Some(0), &progress).unwrap(),
+                    t1.mul_all(&s, None, &progress).unwrap(),
+                    "G1, window {window}"
+                );
+                let t2 = FixedBase::with_window(g2, window);
+                assert_eq!(
+                    t2.mul_all(&s, Some(0), &progress).unwrap(),
+                    t2.mul_all(&s, None, &progress).unwrap(),
+                    "G2, window {window}"
+                );
+            }
+            // Past one device piece (2^22 products).
+            let s = scalars((1 << 22) + 300, 17);
+            let t1 = FixedBase::with_window(g1, 16);
+            assert_eq!(
+                t1.mul_all(&s, Some(0), &progress).unwrap(),
+                t1.mul_all(&s, None, &progress).unwrap(),
+                "G1, 2^22 + 300"
+            );
+        }
+
+        #[test]
+        fn setup_on_a_device_is_the_hosts() {
+            if !have_gpu("setup_on_a_device_is_the_hosts") {
+                return;
+            }
+            for (family, n) in [(Family::MimcChain, 3000), (Family::Sha256Chain, 1 << 14)] {
+                let pce = extract(Synthetic::new(family, n, 1).blank()).unwrap();
+                let (host, device) = (setup(&pce, 7).unwrap(), setup_on(&pce, 7, Some(0)).unwrap());
+                let bytes = |p: &Parameters<Bls12>| {
+                    let mut v = Vec::new();
+                    p.write(&mut v).unwrap();
+                    v
+                };
+                assert!(bytes(&host) == bytes(&device), "{family:?} {n}");
+            }
+            assert!(
+                setup_on(&extract(Synthetic::new(Family::MimcChain, 10, 1).blank()).unwrap(), 7, Some(999)).is_err()
+            );
         }
     }
 }

@@ -210,5 +210,5 @@ pub fn real_params(pce: &Pce, name: &str, path: &std::path::Path, seed: u64) -> 
         }
         eprintln!("{}: not this circuit's parameters; generating them", fixture.display());
     }
-    cuzk::params::generate_params(pce, path, seed).unwrap()
+    cuzk::params::generate_params(pce, path, seed, None).unwrap()
 }

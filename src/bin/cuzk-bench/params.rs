@@ -6,15 +6,17 @@
 //! `--load FILE` times loading one instead: ours against bellperson's
 //! `Parameters::read` of the same file, from the page cache, checked equal.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 use clap::Args;
+use cuzk::groth16::Backend;
 use cuzk::params::generate_params;
-use cuzk::params::{decode_params, dummy_params, read_params, srs, LoadOptions};
+use cuzk::params::{decode_params, dummy_params, read_params, srs, write_params, LoadOptions};
+use cuzk::pce::Access;
 use serde_json::json;
 
 use crate::extract::blank_pce;
@@ -43,11 +45,32 @@ pub struct Opts {
     /// With --load: skip bellperson's read (it holds a second copy and takes minutes at 30 GiB).
     #[arg(long)]
     pub no_bellperson: bool,
+    /// Where real parameters' fixed-base products run: cpu | cuda:ID | auto (a GPU if any).
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
+    /// Real parameters: the circuit's PCE from this .pce file (as `prove --pce`: extracted and
+    /// saved there when missing), not extracted again.
+    #[arg(long, conflicts_with = "dummy")]
+    pub pce: Option<PathBuf>,
 }
 
-/// Real parameters for the named circuit (PoRep: its partition circuit).
-fn generate(c: &CircuitArgs, out: &Path) -> Result<()> {
-    generate_params(&c.circuit()?.extract_pce()?, out, 1)?;
+/// The device of `backend` (`cpu`, `cuda:ID`, `auto`) for `groth16::setup`'s products.
+pub fn setup_device(backend: &str) -> Result<Option<usize>> {
+    Ok(match Backend::parse(backend)?.resolve()? {
+        Backend::Cuda(id) => Some(id as usize),
+        _ => None,
+    })
+}
+
+/// Real parameters for the named circuit (PoRep: its partition circuit), seed 1.
+fn generate(o: &Opts, out: &Path) -> Result<()> {
+    let device = setup_device(&o.backend)?;
+    let circuit = o.c.circuit()?;
+    let pce = match &o.pce {
+        Some(path) => circuit.load_pce(path, true, Access::Read)?,
+        None => Arc::new(circuit.extract_pce()?),
+    };
+    generate_params(&pce, out, 1, device)?;
     Ok(())
 }
 
@@ -62,14 +85,9 @@ pub fn run(o: Opts) -> Result<()> {
         if o.dummy {
             let (circuit_id, pce) = blank_pce(&o.c)?;
             id = circuit_id;
-            let p = dummy_params(&pce, 1);
-            cuzk::files::write_atomically(&out, srs::params_bytes(&p), |f| {
-                let mut f = std::io::BufWriter::with_capacity(1 << 22, f);
-                p.write(&mut f)?;
-                f.flush()
-            })?;
+            write_params(&dummy_params(&pce, 1), &out)?;
         } else {
-            generate(&o.c, &out)?;
+            generate(&o, &out)?;
             id = o.c.circuit.clone();
         }
         Ok(())

@@ -20,6 +20,7 @@ use cuzk::groth16::Backend;
 use cuzk::groth16::ProveTimings;
 use cuzk::mem;
 use cuzk::params::{dummy_params, Srs};
+use cuzk::pce::{Access, Pce};
 use serde_json::json;
 
 use crate::report::{gib, steps_json, steps_line, table, write_json};
@@ -64,6 +65,13 @@ pub struct Opts {
     /// writes one); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
     pub input: Option<PathBuf>,
+    /// Load the PCE from this .pce file (as `prove --pce`: extracted with its witness program
+    /// and saved there when missing) instead of extracting it.
+    #[arg(long)]
+    pub pce: Option<PathBuf>,
+    /// With --params: decode the file alone, no `.cuzk-srs` cache read or written beside it.
+    #[arg(long, requires = "params")]
+    pub no_cache: bool,
     #[command(flatten)]
     pub sharing: SharingArgs,
 }
@@ -166,12 +174,16 @@ fn union_len(mut v: Vec<(f64, f64)>) -> f64 {
     total
 }
 
-fn load_or_generate(path: &std::path::Path, circuit: &Circuit) -> Result<Parameters<Bls12>> {
+fn load_or_generate(path: &std::path::Path, circuit: &Circuit, no_cache: bool) -> Result<Parameters<Bls12>> {
+    if path.exists() && no_cache {
+        return Ok(cuzk::params::decode_params(path, false)?);
+    }
     if path.exists() {
         return Ok(cuzk::params::read_params(path, false)?);
     }
     eprintln!("generating parameters into {}", path.display());
-    Ok(cuzk::params::generate_params(&circuit.extract_pce()?, path, 1)?)
+    let device = crate::params::setup_device("auto")?;
+    Ok(cuzk::params::generate_params(&circuit.extract_pce()?, path, 1, device)?)
 }
 
 /// The circuit the proofs prove, and a PoRep circuit's C1 output.
@@ -227,17 +239,23 @@ pub fn run(o: Opts) -> Result<()> {
         let res = (|| -> Result<()> {
             mem::trim();
             tl.mark("start");
+            let pce = || -> Result<Arc<Pce>> {
+                Ok(match &o.pce {
+                    Some(path) => circuit.load_pce(path, true, Access::Read)?,
+                    None => Arc::new(circuit.extract_pce()?),
+                })
+            };
             let (params, pce) = match &o.params {
                 Some(path) => {
-                    let params = load_or_generate(path, circuit)?;
+                    let params = load_or_generate(path, circuit, o.no_cache)?;
                     tl.mark("params loaded");
                     if o.compare_old {
                         phases.push(old_phase(&o, &tl, &params)?);
                     }
-                    (params, circuit.extract_pce()?)
+                    (params, pce()?)
                 }
                 None => {
-                    let pce = circuit.extract_pce()?;
+                    let pce = pce()?;
                     let params = dummy_params(&pce, 1);
                     tl.mark("dummy params made");
                     (params, pce)
@@ -443,7 +461,7 @@ fn new_phase(
     o: &Opts,
     tl: &Timeline,
     params: &Srs,
-    pce: cuzk::pce::Pce,
+    pce: Arc<Pce>,
     static_rss: u64,
     backend: Backend,
     subject: &Subject,

@@ -49,6 +49,10 @@ pub struct Opts {
     /// decoded (or read from their cache) while the first proof's witness is made.
     #[arg(long, requires = "params")]
     pub background_load: bool,
+    /// With --params: decode the file alone, no `.cuzk-srs` cache read or written beside it
+    /// (for files as large as the free disk).
+    #[arg(long, requires = "params")]
+    pub no_cache: bool,
     /// PoRep and PoSt circuits: the request input to prove (a C1 output JSON, a PoSt input:
     /// `cuzk-bench fixture` writes them); without it a sector is sealed here.
     #[arg(long, alias = "c1")]
@@ -58,6 +62,14 @@ pub struct Opts {
     /// extracting it: a run after one that made the file is a restart.
     #[arg(long)]
     pub pce: Option<PathBuf>,
+    /// PoRep with --params: the number of the sector the C1 seals (`cuzk-bench c1` prints it);
+    /// filecoin-proofs' `verify_seal` then checks the last proof, and refuses it for the next
+    /// sector number.
+    #[arg(long, requires = "params")]
+    pub sector_id: Option<u64>,
+    /// With --sector-id: the miner (actor id) whose prover id sealed the sector.
+    #[arg(long, default_value_t = 1000)]
+    pub miner: u64,
     #[command(flatten)]
     pub sharing: SharingArgs,
 }
@@ -137,7 +149,7 @@ pub fn engine_for(backend: Backend, sharing: &SharingArgs) -> Result<Engine> {
 pub fn run(o: Opts) -> Result<()> {
     let backend = Backend::parse(&o.backend)?.resolve()?;
     let circuit = o.c.circuit()?;
-    let vk_dir = filecoin_vk_dir(&circuit);
+    let vk_dir = filecoin_vk_dir(&circuit, o.sector_id.is_some());
     let (pce, extract_s) = match &o.pce {
         Some(path) => stage("loading the PCE", || circuit.load_pce(path, true, Access::Read)),
         None => stage("extracting the PCE", || circuit.extract_pce().map(Arc::new)),
@@ -244,9 +256,15 @@ pub fn run(o: Opts) -> Result<()> {
         |f: fn(&Timings) -> f64| all.iter().map(|t| format!("{:.3}", f(t))).collect::<Vec<_>>().join(" / ") + " s";
     rows.push(("each proof", each(|t| t.total)));
     rows.push(("each proof's witness", each(|t| t.witness)));
+    let program = match pce.program.trusted() {
+        Some(true) => "trusted (a witness it made matched the gadgets')",
+        Some(false) => "DISTRUSTED (it disagreed with the gadgets: they made the witnesses)",
+        None => "not judged (gadgets only, or no witness made)",
+    };
+    rows.push(("witness program", program.to_string()));
     table("prove", &rows);
     let filecoin_verified = match (&vk_dir, real_params) {
-        (Some(_), true) => filecoin_verify(&circuit, &input, &last_bytes)?,
+        (Some(_), true) => filecoin_verify(&circuit, &input, &last_bytes, o.sector_id.map(|id| (o.miner, id)))?,
         _ => None,
     };
     if let Some(v) = filecoin_verified {
@@ -255,14 +273,16 @@ pub fn run(o: Opts) -> Result<()> {
     let mut out = report(&o, backend, pce.num_constraints(), &t, &all, real_params, compare);
     out["prepare_s"] = json!(prepare_s);
     out["filecoin_verified"] = json!(filecoin_verified);
+    out["witness_program_trusted"] = json!(pce.program.trusted());
     write_json(o.c.json.as_deref(), &out)
 }
 
-/// For a PoSt or SnapDeals circuit, the directory filecoin-proofs will read verifying keys from, set before
-/// its first call (it reads its settings once): the parameters' key is written there, so its
-/// own verifier can check our proofs.
-fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
-    if !matches!(circuit.kind(), Kind::WinningPost | Kind::WindowPost | Kind::SnapDeals) {
+/// For a PoSt or SnapDeals circuit, or a PoRep one whose sector is named, the directory
+/// filecoin-proofs will read verifying keys from, set before its first call (it reads its
+/// settings once): the parameters' key is written there, so its own verifier can check our
+/// proofs.
+fn filecoin_vk_dir(circuit: &Circuit, sector_named: bool) -> Option<PathBuf> {
+    if !matches!(circuit.kind(), Kind::WinningPost | Kind::WindowPost | Kind::SnapDeals) && !sector_named {
         return None;
     }
     let dir = std::env::temp_dir().join(format!("cuzk-vk-{}", std::process::id()));
@@ -272,22 +292,33 @@ fn filecoin_vk_dir(circuit: &Circuit) -> Option<PathBuf> {
 
 #[cfg(feature = "porep")]
 fn write_vk(circuit: &Circuit, dir: &Path, vk: &VerifyingKey<Bls12>) -> Result<()> {
-    let id = match circuit {
-        Circuit::Post(t) => cuzk::circuits::post::param_cache_identifier(*t)?,
-        Circuit::Snap(s) => cuzk::circuits::snap::param_cache_identifier(*s)?,
-        _ => return Ok(()),
-    };
+    let name = circuit.params_file_name()?.replace(".params", ".vk");
     std::fs::create_dir_all(dir)?;
-    vk.write(std::fs::File::create(dir.join(format!("v28-{id}.vk")))?)?;
+    vk.write(std::fs::File::create(dir.join(name))?)?;
     Ok(())
 }
 
-/// filecoin-proofs-api's verdict on a PoSt proof (`None` where it cannot give one).
+/// filecoin-proofs-api's verdict on a PoSt, SnapDeals or (with `sector`: miner and sector
+/// number) PoRep proof; `None` where it cannot give one. A PoRep proof it accepts must be
+/// refused for the next sector number.
 #[cfg(feature = "porep")]
-fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8]) -> Result<Option<bool>> {
-    match circuit {
-        Circuit::Post(_) => Ok(cuzk::oracles::post::filecoin_verify(input, proof)?),
-        Circuit::Snap(_) => Ok(Some(cuzk::oracles::snap::filecoin_verify(input, proof)?)),
+fn filecoin_verify(circuit: &Circuit, input: &[u8], proof: &[u8], sector: Option<(u64, u64)>) -> Result<Option<bool>> {
+    use cuzk::oracles::porep::{prover_id_from_miner, SealedC1};
+    match (circuit, sector) {
+        (Circuit::Post(_), _) => Ok(cuzk::oracles::post::filecoin_verify(input, proof)?),
+        (Circuit::Snap(_), _) => Ok(Some(cuzk::oracles::snap::filecoin_verify(input, proof)?)),
+        (Circuit::Porep(_), Some((miner, id))) => {
+            let c1 = |id: u64| SealedC1 {
+                bytes: input.to_vec(),
+                prover_id: prover_id_from_miner(miner),
+                sector_id: id.into(),
+            };
+            let verified = c1(id).filecoin_verify(proof)?;
+            if verified && matches!(c1(id + 1).filecoin_verify(proof), Ok(true)) {
+                return Err(format!("verify_seal accepted the proof for sector {} too", id + 1).into());
+            }
+            Ok(Some(verified))
+        }
         _ => Ok(None),
     }
 }
@@ -298,14 +329,14 @@ fn write_vk(_: &Circuit, _: &Path, _: &VerifyingKey<Bls12>) -> Result<()> {
 }
 
 #[cfg(not(feature = "porep"))]
-fn filecoin_verify(_: &Circuit, _: &[u8], _: &[u8]) -> Result<Option<bool>> {
+fn filecoin_verify(_: &Circuit, _: &[u8], _: &[u8], _: Option<(u64, u64)>) -> Result<Option<bool>> {
     Ok(None)
 }
 
 /// `--params`, or dummy parameters of the PCE's shape; whether proofs can verify.
 fn load_params(o: &Opts, pce: &Pce) -> Result<(Arc<Srs>, f64, bool)> {
     let (params, secs) = stage("parameters", || match &o.params {
-        Some(p) => srs::load(p, LoadOptions { checked: false, cache: true, background: o.background_load }),
+        Some(p) => srs::load(p, LoadOptions { checked: false, cache: !o.no_cache, background: o.background_load }),
         None => Ok(Arc::new(Srs::in_memory(dummy_params(pce, 7)))),
     });
     Ok((params?, secs, o.params.is_some() && !o.no_verify))
