@@ -24,33 +24,24 @@ pub trait FixedBasePoint: Copy + Default + Send + Sync {
     ) -> sppark::Error;
 }
 
-impl FixedBasePoint for G1Affine {
-    unsafe fn c_fixed_base(
-        d: i32,
-        o: *mut Self,
-        t: *const Self,
-        w: u32,
-        s: *const ffi::FrBits,
-        n: usize,
-    ) -> sppark::Error {
-        // SAFETY: forwarded; the caller upholds `fixed_base`'s contract.
-        unsafe { ffi::cuzk_g1_fixed_base(d, o, t, w, s, n) }
-    }
+macro_rules! fixed_base_point {
+    ($($affine:ty => $entry:ident),*) => {$(
+        impl FixedBasePoint for $affine {
+            unsafe fn c_fixed_base(
+                d: i32,
+                o: *mut Self,
+                t: *const Self,
+                w: u32,
+                s: *const ffi::FrBits,
+                n: usize,
+            ) -> sppark::Error {
+                // SAFETY: forwarded; the caller upholds `fixed_base`'s contract.
+                unsafe { ffi::$entry(d, o, t, w, s, n) }
+            }
+        }
+    )*};
 }
-
-impl FixedBasePoint for G2Affine {
-    unsafe fn c_fixed_base(
-        d: i32,
-        o: *mut Self,
-        t: *const Self,
-        w: u32,
-        s: *const ffi::FrBits,
-        n: usize,
-    ) -> sppark::Error {
-        // SAFETY: forwarded; the caller upholds `fixed_base`'s contract.
-        unsafe { ffi::cuzk_g2_fixed_base(d, o, t, w, s, n) }
-    }
-}
+fixed_base_point!(G1Affine => cuzk_g1_fixed_base, G2Affine => cuzk_g2_fixed_base);
 
 /// Scalars per call: bounds the canonical copy the host holds at once.
 const BATCH: usize = 1 << 24;
