@@ -2,7 +2,8 @@
 //! seconds. bellperson's generator synthesizes the circuit again and spends most of its
 //! time on the doublings of wNAF products; here the QAP polynomials at τ come from the
 //! recorded matrices and every point from a fixed-base table (one mixed addition per
-//! window, no doublings). The random values are drawn in the order
+//! window, no doublings), computed on every core or, at 100M+ constraints, on a GPU
+//! (`setup_on`: the same bytes). The random values are drawn in the order
 //! `bellperson::groth16::generate_random_parameters` draws them, so a seed gives the
 //! same parameters, byte for byte, as bellperson's generator with that seed.
 //!
