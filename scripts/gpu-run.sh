@@ -6,8 +6,8 @@
 # built with the PyPI nvcc that scripts/cuda-env.sh installs.
 #
 #   scripts/gpu-run.sh            # build + stage
-#   scripts/gpu-run.sh --check    # compile and link only (what CI does): the test
-#                                 # binary, and the installed libcuzk.a into programs
+#   scripts/gpu-run.sh --check    # compile and link only (what CI does): the
+#                                 # installed libcuzk.a into programs
 #
 # The cuda build shares target/ with CPU builds: only cuzk and sppark differ.
 set -euo pipefail
@@ -20,12 +20,11 @@ source scripts/cuda-env.sh
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 
 if [ "${1:-}" = "--check" ]; then
-  cargo test --release --features cuda --lib --no-run
-  # libcuzk.a of the cuda feature as a host links it: installed, its cuzk.pc's
-  # link line checked against rustc's and the README's, and linked (not run: no
-  # GPU driver here) into the C and Go programs beside another Rust staticlib.
-  # With the test build's features (oracles too: the same native libraries), so
-  # that nvcc compiles cuda/ once.
+  # libcuzk.a of the cuda feature as a host links it: compiled (nvcc's cuda/ and
+  # the crate; clippy --cuda has type-checked the GPU tests), installed, its
+  # cuzk.pc's link line checked against rustc's and the README's, and linked (not
+  # run: no GPU driver here) into the C and Go programs beside another Rust
+  # staticlib. Oracles too: the native libraries of the GPU test build.
   prefix=$PWD/target/cuzk-prefix-cuda
   scripts/install.sh --cuda --features oracles --prefix "$prefix"
   scripts/check-link-line.sh "$prefix"

@@ -4,16 +4,19 @@
 //! partition circuit):
 //! - a C1 of each parses as its variant with its partition count, and the request's proof
 //!   length says so before anything is proven;
-//! - every partition is proven and verified through the engine, and filecoin-proofs-api's
-//!   own `verify_seal` accepts the result (for NonInteractivePoRep: its SnarkPack v2 aggregate,
-//!   made as `seal_commit_phase2` makes it, with a test aggregation SRS); a changed proof is
-//!   refused;
 //! - a C1 relabelled as another variant is refused (its challenges are not that variant's);
 //! - seal proofs aggregated through the C ABI (`cuzk_aggregate`) are the bytes filecoin-proofs'
-//!   `aggregate_seal_commit_proofs` makes, and its `verify_aggregate_seal_commit_proofs` accepts
-//!   them: two NonInteractivePoRep seals (26 partitions, padded to 32; FIP-0092) with
-//!   SnarkPack v2, two interactive ones (2 proofs) with v1 and v2; with a changed proof it
-//!   refuses them.
+//!   `aggregate_seal_commit_proofs` makes: two interactive seals (2 proofs) with v1 and v2,
+//!   which its `verify_aggregate_seal_commit_proofs` accepts and refuses with a changed proof;
+//!   two NonInteractivePoRep seals (26 partitions, padded to 32; FIP-0092) with SnarkPack v2,
+//!   the interactive seals' proofs standing in for their partitions' (aggregation reads the
+//!   proofs' points, it does not verify them).
+//!
+//! The variants' proofs are the Go tests' (`go-bindings/filecoin`, on scripts/test.sh's
+//! fixtures, through the C ABI and this engine): `TestSealCommitPhase2` proves a SyntheticPoRep
+//! C1, `TestNonInteractive` a NonInteractivePoRep one's 13 partitions (minutes on two cores:
+//! once per CI run), and filecoin-proofs' `verify_seal` accepts the proof and the aggregate,
+//! and refuses them changed.
 #![cfg(feature = "porep")]
 
 mod common;
@@ -63,6 +66,12 @@ fn sealed(variant: SealVariant) -> SealedC1 {
     cuzk::oracles::porep::make_c1(PorepSize::KiB2, variant, scratch(), 3).expect("seal a 2 KiB sector")
 }
 
+/// A 2 KiB non-interactive seal, made once for the tests that use it.
+fn non_interactive() -> &'static SealedC1 {
+    static NI: OnceLock<SealedC1> = OnceLock::new();
+    NI.get_or_init(|| sealed(SealVariant::NonInteractive))
+}
+
 fn prove(c1: &[u8]) -> cuzk::Result<Vec<u8>> {
     let (pce, params) = ready();
     let statement = POREP_2K.statement(0, c1)?;
@@ -79,44 +88,16 @@ fn prove(c1: &[u8]) -> cuzk::Result<Vec<u8>> {
     Ok(engine::proof_bytes(&proofs))
 }
 
-/// A 2 KiB non-interactive seal and its proof (13 partitions), made once for the tests that
-/// use it.
-fn non_interactive() -> &'static (SealedC1, Vec<u8>) {
-    static NI: OnceLock<(SealedC1, Vec<u8>)> = OnceLock::new();
-    NI.get_or_init(|| {
-        let c1 = sealed(SealVariant::NonInteractive);
-        let proof = prove(&c1.bytes).unwrap();
-        (c1, proof)
-    })
-}
-
-fn proves_and_filecoin_verifies(variant: SealVariant, partitions: usize) {
-    let (c1, proof) = match variant {
-        SealVariant::NonInteractive => non_interactive().clone(),
-        _ => {
-            let c1 = sealed(variant);
-            let proof = prove(&c1.bytes).unwrap();
-            (c1, proof)
-        }
-    };
-    let parsed = PorepC1::parse(&c1.bytes).unwrap();
-    assert_eq!((parsed.variant(), parsed.num_partitions()), (variant, partitions));
-    assert_eq!(POREP_2K.proof_len_for(&c1.bytes).unwrap(), partitions * PROOF_BYTES);
-    assert_eq!(proof.len(), partitions * PROOF_BYTES);
-    assert!(c1.filecoin_verify(&proof).unwrap(), "filecoin-proofs' verify_seal accepts the {variant:?} proof");
-    let mut changed = proof.clone();
-    changed[PROOF_BYTES * (partitions - 1) + 7] ^= 1;
-    assert!(!matches!(c1.filecoin_verify(&changed), Ok(true)), "a changed proof is refused");
-}
-
 #[test]
-fn synthetic_porep_proves_and_filecoin_verifies() {
-    proves_and_filecoin_verifies(SealVariant::Synthetic, 1);
-}
-
-#[test]
-fn non_interactive_porep_proves_its_13_partitions_and_filecoin_verifies() {
-    proves_and_filecoin_verifies(SealVariant::NonInteractive, 13);
+fn a_c1_of_each_variant_parses_as_it() {
+    for (c1, variant, partitions) in [
+        (&sealed(SealVariant::Synthetic), SealVariant::Synthetic, 1),
+        (non_interactive(), SealVariant::NonInteractive, 13),
+    ] {
+        let parsed = PorepC1::parse(&c1.bytes).unwrap();
+        assert_eq!((parsed.variant(), parsed.num_partitions()), (variant, partitions));
+        assert_eq!(POREP_2K.proof_len_for(&c1.bytes).unwrap(), partitions * PROOF_BYTES);
+    }
 }
 
 #[test]
@@ -186,11 +167,16 @@ fn cuzk_aggregate(seals: &[(SealCommitPhase1Output, Vec<u8>)], version: u32) -> 
     }
 }
 
+/// A sealed sector, its C1 as filecoin-proofs reads it, and its proof.
+type Seal = (SealedC1, SealCommitPhase1Output, Vec<u8>);
+
+fn with_c1(c1: SealedC1, proof: Vec<u8>) -> Seal {
+    let parsed = serde_json::from_slice(&c1.bytes).unwrap();
+    (c1, parsed, proof)
+}
+
 /// filecoin-proofs' aggregate of the same seals, and its verdict on `aggregate`.
-fn filecoin_aggregate(
-    seals: &[(SealedC1, SealCommitPhase1Output, Vec<u8>)],
-    agg: RegisteredAggregationProof,
-) -> Vec<u8> {
+fn filecoin_aggregate(seals: &[Seal], agg: RegisteredAggregationProof) -> Vec<u8> {
     let rp = seals[0].1.registered_proof;
     let outputs: Vec<SealCommitPhase2Output> =
         seals.iter().map(|s| SealCommitPhase2Output { proof: s.2.clone() }).collect();
@@ -199,11 +185,7 @@ fn filecoin_aggregate(
     seal::aggregate_seal_commit_proofs(rp, agg, &comm_rs, &seeds, &outputs).unwrap()
 }
 
-fn filecoin_verifies(
-    seals: &[(SealedC1, SealCommitPhase1Output, Vec<u8>)],
-    agg: RegisteredAggregationProof,
-    aggregate: Vec<u8>,
-) -> bool {
+fn filecoin_verifies(seals: &[Seal], agg: RegisteredAggregationProof, aggregate: Vec<u8>) -> bool {
     let rp = seals[0].1.registered_proof;
     let comm_rs: Vec<[u8; 32]> = seals.iter().map(|s| s.1.comm_r).collect();
     let seeds: Vec<[u8; 32]> = seals.iter().map(|s| s.1.seed).collect();
@@ -220,45 +202,37 @@ fn filecoin_verifies(
 #[test]
 fn aggregates_are_filecoin_proofs_own_and_verify() {
     use cuzk::ffi::cuzk_snarkpack_version::*;
-    let with_c1 = |(c1, proof): (SealedC1, Vec<u8>)| {
-        let parsed: SealCommitPhase1Output = serde_json::from_slice(&c1.bytes).unwrap();
-        (c1, parsed, proof)
+    let pairs = |seals: &[Seal]| -> Vec<(SealCommitPhase1Output, Vec<u8>)> {
+        seals.iter().map(|s| (s.1.clone(), s.2.clone())).collect()
     };
-    let ni = with_c1(non_interactive().clone());
-    let interactive: Vec<_> = (10..12)
+    let interactive: Vec<Seal> = (10..12)
         .map(|seed| {
             let c1 = cuzk::oracles::porep::make_c1(PorepSize::KiB2, SealVariant::Interactive, scratch(), seed).unwrap();
             let proof = prove(&c1.bytes).unwrap();
-            with_c1((c1, proof))
+            with_c1(c1, proof)
         })
         .collect();
-    let cases = [
-        // FIP-0092: several NonInteractivePoRep seals in one aggregate (here one sealed twice).
-        (vec![ni.clone(), ni], vec![(CUZK_SNARKPACK_V2, RegisteredAggregationProof::SnarkPackV2)]),
-        (
-            interactive,
-            vec![
-                (CUZK_SNARKPACK_V1, RegisteredAggregationProof::SnarkPackV1),
-                (CUZK_SNARKPACK_V2, RegisteredAggregationProof::SnarkPackV2),
-            ],
-        ),
+    let versions = [
+        (CUZK_SNARKPACK_V1, RegisteredAggregationProof::SnarkPackV1),
+        (CUZK_SNARKPACK_V2, RegisteredAggregationProof::SnarkPackV2),
     ];
-    for (seals, versions) in cases {
-        let rp = seals[0].1.registered_proof;
-        let pairs: Vec<(SealCommitPhase1Output, Vec<u8>)> = seals.iter().map(|s| (s.1.clone(), s.2.clone())).collect();
-        for (ours, theirs) in versions {
-            let aggregate = cuzk_aggregate(&pairs, ours as u32);
-            assert!(aggregate == filecoin_aggregate(&seals, theirs), "{rp:?} {theirs:?}: filecoin-proofs' bytes");
-            assert!(filecoin_verifies(&seals, theirs, aggregate), "{rp:?} {theirs:?}: verifies");
-        }
-        // Another (valid) proof in the first partition's place makes an aggregate that is refused.
-        let mut changed = pairs.clone();
-        let other = pairs[0].1[PROOF_BYTES..]
-            .first_chunk::<PROOF_BYTES>()
-            .copied()
-            .unwrap_or_else(|| pairs[1].1[..PROOF_BYTES].try_into().unwrap());
-        changed[0].1[..PROOF_BYTES].copy_from_slice(&other);
-        let bad = cuzk_aggregate(&changed, CUZK_SNARKPACK_V2 as u32);
-        assert!(!filecoin_verifies(&seals, RegisteredAggregationProof::SnarkPackV2, bad), "{rp:?}: a changed proof");
+    for (ours, theirs) in versions {
+        let aggregate = cuzk_aggregate(&pairs(&interactive), ours as u32);
+        assert!(aggregate == filecoin_aggregate(&interactive, theirs), "{theirs:?}: filecoin-proofs' bytes");
+        assert!(filecoin_verifies(&interactive, theirs, aggregate), "{theirs:?}: verifies");
     }
+    // The second seal's (valid) proof in the first one's place makes an aggregate that is refused.
+    let mut changed = pairs(&interactive);
+    changed[0].1 = changed[1].1.clone();
+    let bad = cuzk_aggregate(&changed, CUZK_SNARKPACK_V2 as u32);
+    assert!(!filecoin_verifies(&interactive, RegisteredAggregationProof::SnarkPackV2, bad), "a changed proof");
+
+    // FIP-0092: several NonInteractivePoRep seals in one aggregate (here one sealed twice), their
+    // 13 partitions' proofs the interactive ones in turn.
+    let stand_ins: Vec<u8> = (0..13).flat_map(|k| interactive[k % 2].2.clone()).collect();
+    let ni = with_c1(non_interactive().clone(), stand_ins);
+    let seals = [ni.clone(), ni];
+    let aggregate = cuzk_aggregate(&pairs(&seals), CUZK_SNARKPACK_V2 as u32);
+    let theirs = filecoin_aggregate(&seals, RegisteredAggregationProof::SnarkPackV2);
+    assert!(aggregate == theirs, "two NonInteractivePoRep seals: filecoin-proofs' bytes");
 }

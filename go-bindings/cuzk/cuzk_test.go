@@ -606,9 +606,9 @@ func TestPorep2KiB(t *testing.T) {
 	t.Logf("2 KiB PoRep: %d bytes, witness %.2f s, total %.2f s, verified with real parameters: %v", len(proof), tm.Witness, tm.Total, real)
 
 	// The other seal proofs of the size, beside CUZK_TEST_POREP_C1 when scripts/test.sh made
-	// them: the same PCE and parameters; a non-interactive seal has 13 partitions, which
-	// RequestProofLen reads off its C1 (tests/seal_variants.rs proves one and has
-	// filecoin-proofs verify it: 13 CPU partitions take minutes on two cores).
+	// them: the same PCE and parameters; RequestProofLen reads their partitions off their C1s.
+	// Package filecoin's tests prove them through this package (SealCommitPhase2CircuitProofs,
+	// SealCommitPhase2) and have filecoin-proofs verify them.
 	for seal, partitions := range map[string]int{"synthetic": 1, "non-interactive": 13} {
 		other, err := os.ReadFile(filepath.Join(filepath.Dir(c1Path), "porep-2k-"+seal+"-c1.json"))
 		if os.IsNotExist(err) {
@@ -618,21 +618,6 @@ func TestPorep2KiB(t *testing.T) {
 		}
 		if n, err := RequestProofLen(circuit, other); err != nil || n != partitions*ProofBytes {
 			t.Fatalf("%s: RequestProofLen %d (%v), want %d partitions'", seal, n, err, partitions)
-		}
-		if partitions > 1 {
-			continue
-		}
-		r := req
-		r.Input = other
-		proof, _, err := Prove(context.Background(), r)
-		if err != nil {
-			t.Fatalf("%s: %v", seal, err)
-		}
-		if len(proof) != partitions*ProofBytes {
-			t.Fatalf("%s: a proof of %d bytes, want %d partitions'", seal, len(proof), partitions)
-		}
-		if err := Verify(r, proof); real && err != nil {
-			t.Fatalf("%s: %v", seal, err)
 		}
 	}
 
@@ -870,9 +855,11 @@ func TestPoSt2KiB(t *testing.T) {
 	}
 }
 
-// TestSnapDeals2KiB proves a 2 KiB SnapDeals request built by
-// SnapDealsRequest with real parameters: its encoding equals the fixture's
-// (scripts/test.sh: snap-2k.input and snap-2k.params in CUZK_TEST_FIXTURES).
+// TestSnapDeals2KiB builds a 2 KiB SnapDeals request with SnapDealsRequest:
+// its encoding equals the fixture's (scripts/test.sh: snap-2k.input and
+// snap-2k.params in CUZK_TEST_FIXTURES), and one cut short is refused.
+// Package filecoin's TestUpdateProof proves the fixture through this package
+// and has filecoin-proofs verify it.
 func TestSnapDeals2KiB(t *testing.T) {
 	dir := os.Getenv("CUZK_TEST_FIXTURES")
 	if dir == "" {
@@ -908,19 +895,7 @@ func TestSnapDeals2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer params.Close()
-	r := Request{PCE: pce, Params: params, Input: input, Backend: CPU}
-	proof, tm, err := Prove(context.Background(), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(proof) != ProofBytes {
-		t.Fatalf("proof of %d bytes", len(proof))
-	}
-	if err := Verify(r, proof); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("SnapDeals 2 KiB: witness %.3f s, total %.3f s", tm.Witness, tm.Total)
-	r.Input = input[:len(input)-1]
+	r := Request{PCE: pce, Params: params, Input: input[:len(input)-1], Backend: CPU}
 	if _, _, err := Prove(context.Background(), r); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("truncated: %v", err)
 	}

@@ -58,11 +58,15 @@ func TestSealCommitPhase2(t *testing.T) {
 	other.Number++
 	verdictIs(t, "VerifySeal of another sector", false)(VerifySeal(other))
 	synthHead, synthSpt, _, _ := c1Of(synthetic)
-	verdictIs(t, "VerifySeal of SyntheticPoRep", true)(VerifySeal(proof.SealVerifyInfo{
+	synthVerify := proof.SealVerifyInfo{
 		SealProof: synthSpt, SectorID: abi.SectorID{Miner: fixtureMiner, Number: c1Sector(t, synthetic)},
 		Randomness: synthHead.Ticket[:], InteractiveRandomness: synthHead.Seed[:], Proof: circuit,
 		SealedCID: sealedCID(t, synthHead.CommR), UnsealedCID: unsealedCID(t, synthHead.CommD),
-	}))
+	}
+	verdictIs(t, "VerifySeal of SyntheticPoRep", true)(VerifySeal(synthVerify))
+	synthVerify.Proof = append([]byte{}, circuit...)
+	synthVerify.Proof[7] ^= 1
+	verdictIs(t, "VerifySeal of a changed SyntheticPoRep proof", false)(VerifySeal(synthVerify))
 
 	// Aggregation does not check what a proof proves (the verifier does):
 	// the one proof stands in for two sectors' here.
@@ -140,32 +144,43 @@ func TestSealCommitPhase2(t *testing.T) {
 	}
 }
 
-// TestNonInteractive proves the 2 KiB NiPoRep C1 (13 partitions) as
-// SealCommitPhase2 and SealCommitPhase2CircuitProofs do. Many minutes on two
-// cores: only with CUZK_TEST_NIPOREP=1 (tests/seal_variants.rs proves one in
-// every run and has filecoin-proofs verify it).
+// TestNonInteractive proves the 2 KiB NiPoRep C1 (13 partitions: minutes on
+// two cores) as SealCommitPhase2 does: the SnarkPack v2 aggregate of its
+// partitions' proofs, which filecoin-proofs' verify_seal (VerifySeal) and
+// verify_aggregate_seal_commit_proofs (VerifyAggregateSeals, the sector alone)
+// accept, and refuse changed. SealCommitPhase2CircuitProofs proves as
+// SealCommitPhase2 does, without the aggregate: TestSealCommitPhase2 calls it.
 func TestNonInteractive(t *testing.T) {
 	c1 := fixture(t, "porep-2k-non-interactive-c1.json")
-	if os.Getenv("CUZK_TEST_NIPOREP") != "1" {
-		t.Skip("13 partitions on the CPU: set CUZK_TEST_NIPOREP=1")
-	}
 	sector := c1Sector(t, c1)
 	p := testProver(t)
-	proofs, err := p.SealCommitPhase2CircuitProofs(c1, sector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(proofs) != 13*cuzk.ProofBytes {
-		t.Fatalf("%d bytes", len(proofs))
-	}
-	verify(t, p, cuzk.Porep("2KiB"), c1, proofs)
 	agg, err := p.SealCommitPhase2(c1, sector, fixtureMiner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, size, _ := cuzk.AggregateLen(seals[abi.RegisteredSealProof_StackedDrg2KiBV1_2_Feat_NiPoRep].api, 1); len(agg) != size {
+	head, spt, r, _ := c1Of(c1)
+	if _, size, _ := cuzk.AggregateLen(r.api, 1); len(agg) != size {
 		t.Fatalf("an aggregate of %d bytes, want %d", len(agg), size)
 	}
+	seal := proof.SealVerifyInfo{
+		SealProof: spt, SectorID: abi.SectorID{Miner: fixtureMiner, Number: sector},
+		Randomness: head.Ticket[:], InteractiveRandomness: head.Seed[:], Proof: agg,
+		SealedCID: sealedCID(t, head.CommR), UnsealedCID: unsealedCID(t, head.CommD),
+	}
+	verdictIs(t, "VerifySeal", true)(VerifySeal(seal))
+	aggregate := proof.AggregateSealVerifyProofAndInfos{
+		Miner: fixtureMiner, SealProof: spt, AggregateProof: abi.RegisteredAggregationProof_SnarkPackV2, Proof: agg,
+		Infos: []proof.AggregateSealVerifyInfo{{
+			Number: sector, Randomness: seal.Randomness, InteractiveRandomness: seal.InteractiveRandomness,
+			SealedCID: seal.SealedCID, UnsealedCID: seal.UnsealedCID,
+		}},
+	}
+	verdictIs(t, "VerifyAggregateSeals", true)(VerifyAggregateSeals(aggregate))
+	changed := append([]byte{}, agg...)
+	changed[len(changed)/2] ^= 1
+	seal.Proof, aggregate.Proof = changed, changed
+	verdictIs(t, "VerifySeal of a changed aggregate", false)(VerifySeal(seal))
+	verdictIs(t, "VerifyAggregateSeals of a changed aggregate", false)(VerifyAggregateSeals(aggregate))
 }
 
 // TestWinningPoSt proves the 2 KiB WinningPoSt fixture from filecoin-ffi's
