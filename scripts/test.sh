@@ -96,8 +96,15 @@ scripts/install.sh --prefix "$prefix" $flags
 scripts/check-symbols.sh "$prefix/lib/libcuzk.a"
 scripts/check-link-line.sh "$prefix"
 
-step c-tests "c-tests under AddressSanitizer + LeakSanitizer + UBSan"
+step c-tests "c-tests under AddressSanitizer + LeakSanitizer + UBSan, and c2 on a sparse 2 KiB C1"
 make -C c-tests test PREFIX="$prefix"
+# c2: a PoRep C2 through the C ABI as a host makes one, which filecoin-proofs' verify_seal must
+# accept for its sector and refuse for the next (a sparse sector's C1, the fixture parameters).
+if [ -n "${fx:-}" ]; then
+  make -C c-tests c2 PREFIX="$prefix"
+  sector=$("$bench" c1 --sector 2KiB --sparse --out "$fx/porep-2k-sparse-c1.json" | grep -o 'id [0-9]*' | cut -d' ' -f2)
+  "target/c-tests/$(basename "$prefix")/c2" "$fx/porep-2k-sparse-c1.json" "$fx/porep-2k.pce" "$CUZK_TEST_POREP_PARAMS" 1000 "$sector"
+fi
 
 step link-beside "libcuzk.a and a second Rust staticlib (own runtime, blst 0.3.14) in one C and one Go program"
 scripts/link-beside.sh "$prefix"
