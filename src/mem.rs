@@ -281,7 +281,8 @@ pub fn trim() {
 
 /// Bytes this process may still take: `MemAvailable`, or less where a memory cgroup (v1 or v2,
 /// this process's or an ancestor's) leaves less room under its limit — in a 16 GiB container
-/// on a 512 GiB host, the container's room. An error when `MemAvailable` cannot be read.
+/// on a 512 GiB host, the container's room, its clean page cache counted as room (as
+/// `MemAvailable` counts the host's). An error when `MemAvailable` cannot be read.
 pub fn available_bytes() -> Result<u64> {
     let read = |p: &str| std::fs::read_to_string(p).ok();
     let info = read("/proc/meminfo").ok_or_else(|| Error::Io("reading /proc/meminfo".into()))?;
@@ -310,22 +311,25 @@ pub fn check_room(what: &str, bytes: u64) -> Result<()> {
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// The least room (limit − usage) among the memory cgroups of this process and their
-/// ancestors, from `/proc/self/cgroup`'s text and a reader of `/sys/fs/cgroup` files; `None`
-/// when no limit is set. A cgroup path that is not mounted as such (a container's namespace
-/// root) is read at the mount's root.
+/// The least room among the memory cgroups of this process and their ancestors, from
+/// `/proc/self/cgroup`'s text and a reader of `/sys/fs/cgroup` files; `None` when no limit is
+/// set. A cgroup's room is its limit less its usage, where the usage counts no clean page
+/// cache (the kernel reclaims it before it kills anything under the limit; a 47 GB parameter
+/// file just read is cached and charged to the cgroup). A cgroup path that is not mounted as
+/// such (a container's namespace root) is read at the mount's root.
 fn cgroup_room(proc_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
     let number = |s: Option<String>| s.and_then(|s| s.trim().parse::<u64>().ok());
-    // v1: "N:memory:/path", limits in memory.limit_in_bytes (a huge value: none).
+    // v1: "N:memory:/path", limits in memory.limit_in_bytes (a huge value: none), page cache
+    // in memory.stat's hierarchical total_* fields.
     // v2: "0::/path", limits in memory.max ("max": none).
     let mut rooms = Vec::new();
     for line in proc_cgroup.lines() {
         let mut f = line.splitn(3, ':');
         let (_, controllers, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
-        let (base, limit, usage) = if controllers.split(',').any(|c| c == "memory") {
-            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+        let (base, limit, usage, v1) = if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes", true)
         } else if controllers.is_empty() {
-            ("/sys/fs/cgroup", "memory.max", "memory.current")
+            ("/sys/fs/cgroup", "memory.max", "memory.current", false)
         } else {
             continue;
         };
@@ -334,7 +338,8 @@ fn cgroup_room(proc_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Opti
             let at = |file: &str| format!("{base}{dir}/{file}");
             if let (Some(l), Some(u)) = (number(read(&at(limit))), number(read(&at(usage)))) {
                 if l < 1 << 60 {
-                    rooms.push(l.saturating_sub(u));
+                    let clean = read(&at("memory.stat")).map_or(0, |stat| clean_page_cache(&stat, v1));
+                    rooms.push(l.saturating_sub(u.saturating_sub(clean)));
                 }
             }
             match dir.rfind('/') {
@@ -344,6 +349,21 @@ fn cgroup_room(proc_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Opti
         }
     }
     rooms.into_iter().min()
+}
+
+/// The clean page cache in a cgroup's `memory.stat`: its file pages on either LRU list less
+/// those dirty or under writeback (shared memory is not among them: it lives on the anonymous
+/// lists).
+fn clean_page_cache(stat: &str, v1: bool) -> u64 {
+    let field = |name: &str| {
+        stat.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<u64>().ok()).unwrap_or(0)
+    };
+    let [active, inactive, dirty, writeback] = if v1 {
+        ["total_active_file", "total_inactive_file", "total_dirty", "total_writeback"]
+    } else {
+        ["active_file", "inactive_file", "file_dirty", "file_writeback"]
+    };
+    (field(active) + field(inactive)).saturating_sub(field(dirty) + field(writeback))
 }
 
 #[cfg(test)]
@@ -386,5 +406,31 @@ mod cgroup_tests {
         let text = "5:cpu:/docker/x\n4:memory:/docker/x\n0::/\n";
         assert_eq!(cgroup_room(text, &f), Some(2_000_000_000));
         assert_eq!(cgroup_room("4:memory:/\n", &f), None, "the unlimited root");
+    }
+
+    /// A parameter file just read is page cache charged to the cgroup: room all the same, but
+    /// not its dirty or written-back pages.
+    #[test]
+    fn clean_page_cache_is_room() {
+        let v2 = files(&[
+            ("/sys/fs/cgroup/api/memory.max", "137438953472\n"),
+            ("/sys/fs/cgroup/api/memory.current", "130000000000\n"),
+            (
+                "/sys/fs/cgroup/api/memory.stat",
+                "anon 70000000000\nfile 60000000000\nactive_file 55000000000\ninactive_file 4000000000\n\
+                 shmem 1000000000\nfile_dirty 300000000\nfile_writeback 200000000\n",
+            ),
+        ]);
+        let clean = 55_000_000_000 + 4_000_000_000 - 500_000_000;
+        assert_eq!(cgroup_room("0::/api\n", &v2), Some(137_438_953_472 - (130_000_000_000 - clean)));
+        let v1 = files(&[
+            ("/sys/fs/cgroup/memory/x/memory.limit_in_bytes", "2000"),
+            ("/sys/fs/cgroup/memory/x/memory.usage_in_bytes", "1500"),
+            (
+                "/sys/fs/cgroup/memory/x/memory.stat",
+                "active_file 9\ninactive_file 9\ntotal_active_file 700\ntotal_inactive_file 100\ntotal_dirty 50\n",
+            ),
+        ]);
+        assert_eq!(cgroup_room("4:memory:/x\n", &v1), Some(2000 - (1500 - 750)));
     }
 }

@@ -49,7 +49,8 @@ pub const CUZK_DEFAULT_BUDGET_MARGIN: u64 = 4 << 30;
 /// SpMV thread per core (at nice +10), every CUDA device (the CPU when there
 /// is none), one backend worker per device, a budget of the available memory
 /// at creation (`MemAvailable`, or the room under a memory cgroup's limit —
-/// a container's — where that is less) minus `CUZK_DEFAULT_BUDGET_MARGIN`.
+/// a container's, its clean page cache counted as room — where that is less)
+/// minus `CUZK_DEFAULT_BUDGET_MARGIN`.
 /// Where `/proc/meminfo` has no `MemAvailable`, a zero `budget_bytes` is
 /// `CUZK_IO`: give the budget in bytes. Of the budget, 1 GiB (at most an
 /// eighth) is kept for critical requests.
