@@ -52,10 +52,11 @@
 
 /**
  * Leave the host process's malloc as it is. Without it, making an engine
- * (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
- * whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
- * 4 MiB and more — the proofs' buffers among them, the host's own too — are
- * given back to the kernel when freed. With it, glibc keeps adjusting its
+ * (the default engine too) fixes glibc's mmap threshold at 128 KiB, glibc's
+ * own starting value, for the whole process, once
+ * (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of 128 KiB and more — the
+ * proofs' buffers among them, the host's own too — are given back to the
+ * kernel when freed. With it, glibc keeps adjusting its
  * threshold and may keep freed proof buffers in its arenas: the budget
  * cannot count on freed memory being returned, and RSS may exceed
  * `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
@@ -1126,7 +1127,7 @@ cuzk_status cuzk_cuda_device_count(uint32_t *out, struct cuzk_error *err);
  * Creates an engine.
  *
  * What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
- * set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+ * set, it fixes glibc's mmap threshold at 128 KiB for the whole process (once;
  * the host's own blocks of that size are then mapped and unmapped too);
  * its synthesis threads run at nice +10 unless
  * `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their

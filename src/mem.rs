@@ -248,8 +248,12 @@ pub fn reset_peak() -> Result<()> {
     }
 }
 
-/// Allocations from this size up get their own mapping, unmapped on free.
-pub const LARGE_ALLOCATION: usize = 4 << 20;
+/// Allocations from this size up get their own mapping, unmapped on free:
+/// glibc's own starting threshold, kept. Below it a proof's buffers would come
+/// from the per-thread arenas at small sizes too (a 2^16-row a, b or c is
+/// 2 MiB), which keep their pages after `free`: several stages' buffers, each
+/// freed, then add up in RSS beyond what any stage holds.
+pub const LARGE_ALLOCATION: usize = 128 << 10;
 
 /// Makes glibc give large blocks back to the kernel the moment they are
 /// freed (glibc only, a no-op elsewhere; once per process). By default glibc
@@ -257,7 +261,7 @@ pub const LARGE_ALLOCATION: usize = 4 << 20;
 /// from then on proof-sized buffers (a 2^20-row witness is 32 MB) come from
 /// the per-thread arenas, which keep them after `free`. RSS then grows by a
 /// buffer per synthesis thread, outside every budget, until the next
-/// [`trim`]. A fixed threshold stops the adjusting.
+/// [`trim`]. A threshold fixed at [`LARGE_ALLOCATION`] stops the adjusting.
 pub fn unmap_large_frees() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

@@ -7,7 +7,7 @@
 
 use cuzk::engine::{BudgetSpec, Engine, EngineConfig};
 
-/// A block of the proof buffers' scale: above the engine's 4 MiB threshold,
+/// A block of the proof buffers' scale: above the engine's 128 KiB threshold,
 /// below glibc's 32 MiB cap on its adjusting one.
 const BLOCK: usize = 8 << 20;
 

@@ -359,7 +359,7 @@ type EngineConfig struct {
 	// NoCriticalReserve keeps none (CriticalReserveBytes must then be 0).
 	NoCriticalReserve bool
 	// KeepMalloc leaves the process's malloc as it is. Without it, making
-	// the engine fixes glibc's mmap threshold at 4 MiB for the whole process
+	// the engine fixes glibc's mmap threshold at 128 KiB for the whole process
 	// (CUZK_ENGINE_KEEP_MALLOC says more), so that freed proof buffers go
 	// back to the kernel; with it, the budget cannot count on freed memory
 	// being returned, and RSS may exceed PredictedPeak.

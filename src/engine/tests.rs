@@ -395,6 +395,20 @@ fn abc_memory_goes_back_to_the_budget_when_the_backend_frees_it() {
     assert_eq!(e.budget().held(), 0);
 }
 
+/// The CPU backend's scalars beside a, b, c are the largest of its twiddle tables (32·m) and
+/// one MSM's scalars: with more aux than the domain has rows, L's copy of aux.
+#[test]
+fn a_cpu_proof_counts_its_largest_scalar_vector() {
+    let (mut pce, _) = setup();
+    let m = pce.domain_size() as u64;
+    let d = &pce.density;
+    let largest = m.max(pce.num_aux as u64).max((d.b_input.ones + d.b_aux.ones) as u64);
+    let witness = |p: &Pce| 33 * (p.num_inputs + p.num_aux) as u64;
+    assert_eq!(footprint(&pce, Backend::Cpu), witness(&pce) + 96 * m + 32 * largest);
+    pce.num_aux = 3 * m as usize;
+    assert_eq!(footprint(&pce, Backend::Cpu), witness(&pce) + 96 * m + 32 * 3 * m);
+}
+
 /// On a GPU, a proof holds only its witness on the host: the budget reserves that much, and
 /// the backend gets no host a, b, c (the double asserts it).
 #[test]

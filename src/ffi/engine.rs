@@ -29,10 +29,11 @@ pub const CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY: u32 = 2;
 pub const CUZK_ENGINE_NO_CRITICAL_RESERVE: u32 = 4;
 
 /// Leave the host process's malloc as it is. Without it, making an engine
-/// (the default engine too) fixes glibc's mmap threshold at 4 MiB for the
-/// whole process, once (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of
-/// 4 MiB and more — the proofs' buffers among them, the host's own too — are
-/// given back to the kernel when freed. With it, glibc keeps adjusting its
+/// (the default engine too) fixes glibc's mmap threshold at 128 KiB, glibc's
+/// own starting value, for the whole process, once
+/// (`mallopt(M_MMAP_THRESHOLD)`), so that blocks of 128 KiB and more — the
+/// proofs' buffers among them, the host's own too — are given back to the
+/// kernel when freed. With it, glibc keeps adjusting its
 /// threshold and may keep freed proof buffers in its arenas: the budget
 /// cannot count on freed memory being returned, and RSS may exceed
 /// `cuzk_engine_predicted_peak` by a buffer per synthesis thread. A flag of
@@ -252,7 +253,7 @@ fn engine_of(engine: *const cuzk_engine) -> FfiResult<Arc<Engine>> {
 /// Creates an engine.
 ///
 /// What it does to the host process: unless `CUZK_ENGINE_KEEP_MALLOC` is
-/// set, it fixes glibc's mmap threshold at 4 MiB for the whole process (once;
+/// set, it fixes glibc's mmap threshold at 128 KiB for the whole process (once;
 /// the host's own blocks of that size are then mapped and unmapped too);
 /// its synthesis threads run at nice +10 unless
 /// `CUZK_ENGINE_SYNTHESIS_FULL_PRIORITY`. Devices are checked by their

@@ -28,15 +28,54 @@ const MIN_PIPPENGER: usize = 32;
 /// Widest window: 2^15 buckets per tile (a few MB of scratch per thread).
 const MAX_WINDOW: usize = 16;
 
-/// Canonical little-endian bytes of each scalar, as blst's Pippenger reads them.
-fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
-    let mut out = vec![0u8; scalars.len() * 32];
-    out.par_chunks_mut(32 << 10).zip(scalars.par_chunks(1 << 10)).for_each(|(bytes, s)| {
-        for (b, s) in bytes.chunks_mut(32).zip(s) {
-            b.copy_from_slice(&s.to_bytes_le());
-        }
-    });
-    out
+/// Scalars as blst's Pippenger reads them: each one's canonical little-endian bytes (blstrs keeps
+/// Montgomery form), 32 per scalar. Made in the scalars' own buffer where the caller gives it up,
+/// so that an MSM holds no second copy of its scalars; one form serves every MSM over the same
+/// scalars (B in G1 and G2).
+pub struct Canonical {
+    /// Each slot holds a scalar's canonical bytes in memory order, no longer a Montgomery value:
+    /// read only through [`Canonical::bytes`].
+    slots: Vec<Scalar>,
+}
+
+impl Canonical {
+    /// `scalars` in canonical form, converted in place.
+    pub fn new(mut scalars: Vec<Scalar>) -> Canonical {
+        scalars.par_chunks_mut(1 << 10).for_each(|part| {
+            for s in part {
+                let b = s.to_bytes_le();
+                let limb = |i: usize| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                *s = Scalar::from(blst::blst_fr { l: [limb(0), limb(1), limb(2), limb(3)] });
+            }
+        });
+        Canonical { slots: scalars }
+    }
+
+    /// A canonical copy of scalars the caller keeps.
+    pub fn copy_of(scalars: &[Scalar]) -> Canonical {
+        Canonical::new(scalars.to_vec())
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The bytes blst reads, 32 per scalar.
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: Scalar is #[repr(transparent)] over blst_fr, four u64 limbs: 32 bytes without
+        // padding, each slot's limbs hold its canonical bytes in memory order.
+        unsafe { std::slice::from_raw_parts(self.slots.as_ptr().cast(), 32 * self.slots.len()) }
+    }
+
+    /// Scalar `i` again (for the few points multiplied one by one).
+    fn scalar(&self, i: usize) -> Scalar {
+        let b: [u8; 32] = self.bytes()[32 * i..32 * i + 32].try_into().expect("32 bytes");
+        Scalar::from_bytes_le(&b).expect("canonical bytes of a scalar")
+    }
 }
 
 /// Pippenger's window for `n` points (blst's rule: about log2(n) − 4 bits for large n).
@@ -80,10 +119,10 @@ impl<A: Sync, P: Default> Pippenger<A, P> {
     /// the carry) times runs of the points (each at least `MIN_PIPPENGER`), at least two tiles
     /// per thread of the current rayon pool; each tile's sum turned into `R`, the rows added up
     /// and put together by doubling (Horner's rule, top row first).
-    fn msm<R: Group + Send>(&self, points: &[A], scalars: &[Scalar], into: impl Fn(P) -> R + Sync) -> R {
+    fn msm<R: Group + Send>(&self, points: &[A], scalars: &Canonical, into: impl Fn(P) -> R + Sync) -> R {
         let n = points.len();
         debug_assert!(n == scalars.len() && n >= MIN_PIPPENGER);
-        let bytes = scalar_bytes(scalars);
+        let bytes = scalars.bytes();
         let window = window_bits(n);
         let rows = NBITS / window + 1;
         let cols = (2 * rayon::current_num_threads()).div_ceil(rows).min(n / MIN_RUN).max(1);
@@ -109,12 +148,23 @@ const G2: Pippenger<blst_p2_affine, blst_p2> =
     Pippenger { tile: blst_p2s_tile_pippenger, scratch_sizeof: blst_p2s_mult_pippenger_scratch_sizeof };
 
 /// `Σ scalars[i] · bases[i]` point by point, for a few points.
-fn few<A: Copy + std::ops::Mul<Scalar, Output = R>, R: Group>(bases: &[A], scalars: &[Scalar]) -> R {
-    bases.iter().zip(scalars).fold(R::identity(), |sum, (&p, &s)| sum + p * s)
+fn few<A: Copy + std::ops::Mul<Scalar, Output = R>, R: Group>(bases: &[A], scalars: &Canonical) -> R {
+    bases.iter().take(scalars.len()).enumerate().fold(R::identity(), |sum, (i, &p)| sum + p * scalars.scalar(i))
 }
 
-/// `Σ scalars[i] · bases[i]` over G1 (`bases.len() == scalars.len()`).
+/// `Σ scalars[i] · bases[i]` over G1 (`bases.len() == scalars.len()`), from a canonical copy of
+/// the scalars.
 pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
+    msm_g1_canonical(bases, &Canonical::copy_of(scalars))
+}
+
+/// `Σ scalars[i] · bases[i]` over G2, from a canonical copy of the scalars.
+pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    msm_g2_canonical(bases, &Canonical::copy_of(scalars))
+}
+
+/// [`msm_g1`] of scalars already in canonical form.
+pub fn msm_g1_canonical(bases: &[G1Affine], scalars: &Canonical) -> G1Projective {
     if bases.len() < MIN_PIPPENGER {
         return few(bases, scalars);
     }
@@ -123,8 +173,8 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
     G1.msm(points, scalars, g1)
 }
 
-/// `Σ scalars[i] · bases[i]` over G2.
-pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+/// [`msm_g2`] of scalars already in canonical form.
+pub fn msm_g2_canonical(bases: &[G2Affine], scalars: &Canonical) -> G2Projective {
     if bases.len() < MIN_PIPPENGER {
         return few(bases, scalars);
     }
@@ -148,6 +198,17 @@ mod tests {
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
 
+    /// The form made in place is each scalar's canonical bytes.
+    #[test]
+    fn canonical_bytes_in_place() {
+        let mut rng = ChaCha20Rng::seed_from_u64(6);
+        let s: Vec<Scalar> = (0..3000).map(|_| Scalar::random(&mut rng)).collect();
+        let want: Vec<u8> = s.iter().flat_map(|s| s.to_bytes_le()).collect();
+        let c = Canonical::new(s.clone());
+        assert_eq!(c.bytes(), &want[..]);
+        assert!((0..s.len()).all(|i| c.scalar(i) == s[i]));
+    }
+
     /// Every tiling (sizes around the window and run boundaries, pools of 1 to 5 threads)
     /// against the sum done point by point.
     #[test]
@@ -166,6 +227,9 @@ mod tests {
                 pool.install(|| {
                     assert_eq!(msm_g1(&g1[..len], &s[..len]), want1, "G1 n={len} threads={threads}");
                     assert_eq!(msm_g2(&g2[..len], &s[..len]), want2, "G2 n={len} threads={threads}");
+                    let c = Canonical::new(s[..len].to_vec());
+                    assert_eq!(msm_g1_canonical(&g1[..len], &c), want1, "G1 in place n={len}");
+                    assert_eq!(msm_g2_canonical(&g2[..len], &c), want2, "G2 in place n={len}");
                 });
             }
         }

@@ -1,7 +1,8 @@
 //! `pce-pipeline`: N proofs through J concurrent pipelines, with RSS after
 //! every stage, the true peak (VmHWM, reset per phase where the kernel allows),
 //! the per-owner accounting, and the engine's predicted peak beside it.
-//! `--compare-old` first runs bellperson's own prover the same way.
+//! `--compare-old` first runs bellperson's own prover the same way. `--max-miss` makes it a bar:
+//! the run fails when VmHWM and the prediction differ by more than the tolerance.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -72,8 +73,22 @@ pub struct Opts {
     /// With --params: decode the file alone, no `.cuzk-srs` cache read or written beside it.
     #[arg(long, requires = "params")]
     pub no_cache: bool,
+    /// Fail (exit non-zero) when the peak RSS (VmHWM) and the predicted peak differ by more than
+    /// this, in percent of the measured peak (`2%` or `2`).
+    #[arg(long, value_parser = parse_percent)]
+    pub max_miss: Option<f64>,
     #[command(flatten)]
     pub sharing: SharingArgs,
+}
+
+/// `2%` or `2`: a non-negative percentage.
+fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.trim_end_matches('%').parse().map_err(|e| format!("{s}: {e}"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{s}: not a percentage"))
+    }
 }
 
 /// RSS samples (with the bytes the engine has reserved for proofs in
@@ -391,6 +406,30 @@ pub fn run(o: Opts) -> Result<()> {
         let what = if o.dummy_params { "made" } else { "verified" };
         return Err(format!("only {}/{} proofs {what}", new.done, o.n).into());
     }
+    match (o.max_miss, new.predicted) {
+        (Some(tolerance), Some(predicted)) => bar(tolerance, new.peak, predicted),
+        _ => Ok(()),
+    }
+}
+
+/// The bench bar: `Err` when `peak` and `predicted` differ by more than `tolerance` percent of
+/// `peak`, or when VmHWM could not be reset before the proofs (it would count the loading).
+fn bar(tolerance: f64, peak: u64, predicted: u64) -> Result<()> {
+    if !mem::peak_reset_supported() {
+        return Err("--max-miss: VmHWM cannot be reset here, so the peak is not the proofs' alone".into());
+    }
+    let miss = 100.0 * (predicted as f64 / peak as f64 - 1.0);
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+    if miss.abs() > tolerance {
+        let side = if miss < 0.0 { "under" } else { "over" };
+        return Err(format!(
+            "the prediction missed: predicted {} against VmHWM {} ({miss:+.2}%, {side} by more than --max-miss {tolerance}%)",
+            mib(predicted),
+            mib(peak)
+        )
+        .into());
+    }
+    println!("bench bar: predicted peak within {tolerance}% of VmHWM ({miss:+.2}%)");
     Ok(())
 }
 
