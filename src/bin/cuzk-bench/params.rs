@@ -177,27 +177,22 @@ fn load(o: &Opts, file: &Path) -> Result<()> {
     let threads = rayon::current_num_threads();
     let ratio = |ours: Option<f64>| bellperson_s.zip(ours).map(|(b, o)| b / o);
     let secs = |s: Option<f64>| s.map_or("-".into(), |s| format!("{s:.3} s ({:.2} GB/s)", gb / s));
+    // Against bellperson's read where it ran (not with --no-bellperson).
+    let against = |ours: Option<f64>| ratio(ours).map_or(String::new(), |r| format!("; {r:.1}x"));
     table(
         "params --load",
         &[
             ("file", format!("{} ({bytes} bytes)", file.display())),
             ("checked (subgroups)", o.checked.to_string()),
             ("bellperson Parameters::read", secs(bellperson_s)),
-            (
-                "cuzk decode",
-                format!(
-                    "{} on {threads} threads; {:.1}x",
-                    secs(Some(decode_s)),
-                    ratio(Some(decode_s)).unwrap_or(f64::NAN)
-                ),
-            ),
+            ("cuzk decode", format!("{} on {threads} threads{}", secs(Some(decode_s)), against(Some(decode_s)))),
             ("cuzk first load", secs(first_s)),
             (
                 "cuzk first load in the background",
                 format!("returned in {background_load_s:.3} s, points ready at {background_ready_s:.3} s"),
             ),
             ("cuzk cache written (after the first load)", secs(cache_write_s)),
-            ("cuzk load from cache", format!("{}; {:.1}x", secs(load_s), ratio(load_s).unwrap_or(f64::NAN))),
+            ("cuzk load from cache", format!("{}{}", secs(load_s), against(load_s))),
             ("cache", format!("{} ({cached} bytes)", cache.display())),
             ("identical to bellperson's", identical.map_or("not compared".into(), |i| i.to_string())),
         ],
