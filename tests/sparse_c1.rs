@@ -26,9 +26,10 @@ use blstrs::Scalar;
 use ff::Field;
 
 use cuzk::circuits::porep::{PorepSize, SealVariant};
-use cuzk::circuits::Circuit;
+use cuzk::circuits::{Circuit, WitnessSource};
 use cuzk::oracles::porep::SealedC1;
 use cuzk::oracles::sparse::make_sparse_c1;
+use cuzk::witness::WitnessBuffer;
 use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{
     DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, DefaultTreeHasher, SectorShapeBase, SectorShapeSub8,
@@ -325,6 +326,34 @@ fn the_2kib_partition_circuit_is_satisfied() {
 fn a_32gib_partition_circuit_is_satisfied() {
     let (made, _) = sparse(PorepSize::GiB32);
     assert!(partition_satisfied(&made.bytes, 0), "the sparse 32 GiB C1's partition 0 is not satisfied");
+}
+
+/// Partition 0 of the 32 GiB one made by its witness program (recorded from the PCE; the Sub8
+/// path order) is the gadgets' witness bit for bit, and the program is trusted:
+/// `cargo test --release --test sparse_c1 -- --ignored program` (244 s, 13.8 GiB on two cores).
+#[test]
+#[ignore]
+fn a_32gib_partition_program_makes_the_gadgets_witness() {
+    let (made, _) = sparse(PorepSize::GiB32);
+    let circuit = Circuit::Porep(PorepSize::GiB32);
+    let t = Instant::now();
+    let pce = circuit.extract_pce().unwrap();
+    let extracted = t.elapsed().as_secs_f64();
+    let statement = circuit.statement(0, &made.bytes).unwrap();
+    let buffer = || WitnessBuffer::new(pce.num_inputs, pce.num_aux);
+    let t = Instant::now();
+    let program = statement.instance(0).unwrap().witness(&pce, buffer()).unwrap();
+    let by_program = t.elapsed().as_secs_f64();
+    assert_eq!(pce.program.trusted(), Some(true), "the 32 GiB witness program disagrees with the gadgets");
+    let t = Instant::now();
+    let gadgets = statement.instance(0).unwrap().gadget_witness(buffer()).unwrap();
+    eprintln!(
+        "32 GiB partition 0: {} constraints; PCE extracted in {extracted:.1} s; program recorded, its witness \
+         made and checked in {by_program:.1} s; the gadgets' witness in {:.1} s",
+        pce.num_constraints(),
+        t.elapsed().as_secs_f64()
+    );
+    assert!(program == gadgets, "the program's witness differs from the gadgets'");
 }
 
 #[test]
