@@ -71,19 +71,6 @@ static bool json_bytes32(const char *json, const char *key, uint8_t out[32]) {
   return true;
 }
 
-/* The sector size in `"registered_proof":"StackedDrg<size>V1..."`. */
-static bool sector_size(const char *json, char *out, size_t cap) {
-  const char *pat = "\"registered_proof\":\"StackedDrg";
-  const char *p = strstr(json, pat);
-  if (!p) return false;
-  p += strlen(pat);
-  const char *v = strstr(p, "V1");
-  if (!v || v == p || (size_t)(v - p) >= cap) return false;
-  memcpy(out, p, (size_t)(v - p));
-  out[v - p] = 0;
-  return true;
-}
-
 /* The registered proof's name: `"registered_proof":"<name>"`. */
 static bool registered_proof(const char *json, char *out, size_t cap) {
   const char *pat = "\"registered_proof\":\"";
@@ -94,6 +81,17 @@ static bool registered_proof(const char *json, char *out, size_t cap) {
   if (!q || (size_t)(q - p) >= cap) return false;
   memcpy(out, p, (size_t)(q - p));
   out[q - p] = 0;
+  return true;
+}
+
+/* The sector size in a seal proof's name: `StackedDrg<size>V1...`. */
+static bool sector_size(const char *proof_name, char *out, size_t cap) {
+  const char *prefix = "StackedDrg";
+  if (strncmp(proof_name, prefix, strlen(prefix)) != 0) return false;
+  const char *p = proof_name + strlen(prefix), *v = strstr(p, "V1");
+  if (!v || v == p || (size_t)(v - p) >= cap) return false;
+  memcpy(out, p, (size_t)(v - p));
+  out[v - p] = 0;
   return true;
 }
 
@@ -163,7 +161,7 @@ int main(int argc, char **argv) {
   struct cuzk_sealed_sector sealed;
   memset(&sealed, 0, sizeof sealed);
   sealed.sector_id = sector;
-  if (!sector_size(c1, size, sizeof size) || !registered_proof(c1, proof_name, sizeof proof_name) ||
+  if (!registered_proof(c1, proof_name, sizeof proof_name) || !sector_size(proof_name, size, sizeof size) ||
       !json_bytes32(c1, "comm_r", sealed.comm_r) || !json_bytes32(c1, "comm_d", sealed.comm_d) ||
       !json_bytes32(c1, "ticket", sealed.ticket) || !json_bytes32(c1, "seed", sealed.seed)) {
     fprintf(stderr, "c2: %s is not a C1 output (registered_proof, comm_r, comm_d, ticket, seed)\n", c1_path);
