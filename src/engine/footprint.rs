@@ -9,7 +9,7 @@ use crate::pce::Pce;
 /// once at its final size), and while it is made from a witness program, its
 /// byte view (`inputs + aux`; the gadgets' smaller transient allocations fit
 /// in that byte where a circuit has no program). The CPU backend also holds a, b, c, padded to the
-/// domain in place for its NTTs ([`abc_part`]), and its other scalars ([`cpu_scalars`]). The
+/// domain in place for its NTTs (`abc_part`), and its other scalars (`cpu_scalars`). The
 /// CUDA backend holds nothing more on the host: a, b, c, H, the aux and the
 /// density selections live on the device, and the pinned staging the witness
 /// goes up through is per device, not per proof.
