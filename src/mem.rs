@@ -367,7 +367,7 @@ fn clean_page_cache(stat: &str, v1: bool) -> u64 {
     } else {
         ["active_file", "inactive_file", "file_dirty", "file_writeback"]
     };
-    (field(active) + field(inactive)).saturating_sub(field(dirty) + field(writeback))
+    field(active).saturating_add(field(inactive)).saturating_sub(field(dirty).saturating_add(field(writeback)))
 }
 
 #[cfg(test)]
